@@ -1,0 +1,129 @@
+"""One harness version: its rendered components, and publish / rollback (with confirmation)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods
+
+from console.views.access import console_user_required
+from harness_app import selectors, services
+from harness_app.harness.model import Harness as HarnessContent
+from harness_app.harness.prompt import (
+    PROMPT_LAYOUTS,
+    PromptContext,
+    TemplateError,
+    assemble_prompt,
+)
+from harness_app.harness.validation import harness_warnings
+from harness_app.models import HarnessVersion, Product, Room
+
+SAMPLE_COMMENTS = ("Is this true to size?", "How much is it with the coupon?")
+
+
+@require_GET
+@console_user_required
+def version_detail(request: HttpRequest, harness_id: int, number: int) -> HttpResponse:
+    harness = selectors.harness_get(user=request.user, harness_id=harness_id)
+    version = selectors.harness_version_get(harness=harness, number=number)
+    content = selectors.harness_version_content(version)
+    requested = request.GET.get("layout", "")
+    layout = requested if requested in PROMPT_LAYOUTS else "markdown"
+    sample_product = selectors.products_of_room(harness.room).first()
+    prompt_preview, prompt_error = _prompt_preview(content, harness.room, sample_product, layout)
+    latest = selectors.harness_version_latest(harness)
+    return render(
+        request,
+        "harness_app/version_detail.html",
+        {
+            "harness": harness,
+            "room": harness.room,
+            "version": version,
+            "content": content,
+            "tools": [
+                (tool, json.dumps(tool.input_schema, indent=2, ensure_ascii=False))
+                for tool in content.tools
+            ],
+            "warnings": harness_warnings(content),
+            "layout": layout,
+            "layouts": PROMPT_LAYOUTS,
+            "prompt_preview": prompt_preview,
+            "prompt_error": prompt_error,
+            "sample_product": sample_product,
+            "latest": latest,
+            "can_publish": version.status == HarnessVersion.Status.DRAFT,
+            "can_rollback": _can_rollback(version),
+        },
+    )
+
+
+def _prompt_preview(
+    content: HarnessContent, room: Room, product: Product | None, layout: str
+) -> tuple[str, str]:
+    ctx = PromptContext(
+        room_name=room.name,
+        room_locale=room.locale,
+        currency=room.currency,
+        product_title=product.title if product else "",
+        product_sku=product.sku if product else "",
+        product_price=f"{product.price}" if product else "",
+        recent_comments=SAMPLE_COMMENTS,
+        today=timezone.localdate().isoformat(),
+    )
+    try:
+        return assemble_prompt(content, ctx, layout), ""  # type: ignore[arg-type]
+    except TemplateError as exc:
+        return "", str(exc)
+
+
+def _can_rollback(version: HarnessVersion) -> bool:
+    return version.status == HarnessVersion.Status.ARCHIVED and version.published_at is not None
+
+
+@require_http_methods(["GET", "POST"])
+@console_user_required
+def version_publish(request: HttpRequest, harness_id: int, number: int) -> HttpResponse:
+    return _confirm_and_publish(request, harness_id, number, rollback=False)
+
+
+@require_http_methods(["GET", "POST"])
+@console_user_required
+def version_rollback(request: HttpRequest, harness_id: int, number: int) -> HttpResponse:
+    return _confirm_and_publish(request, harness_id, number, rollback=True)
+
+
+def _confirm_and_publish(
+    request: HttpRequest, harness_id: int, number: int, *, rollback: bool
+) -> HttpResponse:
+    harness = selectors.harness_get(user=request.user, harness_id=harness_id)
+    version = selectors.harness_version_get(harness=harness, number=number)
+    if request.method == "POST":
+        try:
+            if rollback:
+                services.harness_rollback(harness=harness, to_number=version.number)
+            else:
+                services.harness_version_publish(version=version)
+        except services.VersionStateError as exc:
+            messages.error(request, f"Nothing changed: {exc}.")
+        else:
+            verb = "Rolled back to" if rollback else "Published"
+            messages.success(
+                request, f"{verb} version {version.number}; room {harness.room.name!r} now runs it."
+            )
+        return redirect("console:harness-detail", harness_id=harness.pk)
+    context: dict[str, Any] = {
+        "harness": harness,
+        "room": harness.room,
+        "version": version,
+        "published": harness.published_version,
+        "rollback": rollback,
+        "allowed": _can_rollback(version)
+        if rollback
+        else version.status != HarnessVersion.Status.PUBLISHED,
+    }
+    return render(request, "harness_app/version_confirm.html", context)

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ExperimentsAppConfig(AppConfig):
+    name = "experiments_app"
+    verbose_name = "Experiments"

@@ -1,0 +1,1 @@
+"""Models arrive with their issue (see docs/ARCHITECTURE.md)."""

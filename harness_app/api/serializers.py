@@ -1,0 +1,252 @@
+"""Explicit input and output serializers of the harness registry API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from rest_framework import serializers
+
+from harness_app.models import HarnessVersion, Product, Room, RoomApiKey
+
+# --- rooms -------------------------------------------------------------------------------
+
+
+class RoomOutput(serializers.ModelSerializer[Room]):
+    owner = serializers.CharField(source="owner.username")
+    harness_id = serializers.IntegerField(source="harness.id", allow_null=True, default=None)
+    published_version = serializers.IntegerField(
+        source="harness.published_version.number", allow_null=True, default=None
+    )
+
+    class Meta:
+        model = Room
+        fields = [
+            "id",
+            "name",
+            "owner",
+            "locale",
+            "currency",
+            "harness_id",
+            "published_version",
+            "created_at",
+            "updated_at",
+        ]
+
+
+class RoomCreateInput(serializers.Serializer[Any]):
+    name = serializers.CharField(max_length=120)
+    owner = serializers.SlugRelatedField(
+        slug_field="username", queryset=get_user_model().objects.all()
+    )
+    locale = serializers.RegexField(
+        r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$", default="en-US", max_length=16
+    )
+    currency = serializers.RegexField(r"^[A-Z]{3}$", default="USD", max_length=3)
+
+
+class RoomUpdateInput(serializers.Serializer[Any]):
+    name = serializers.CharField(max_length=120, required=False)
+    locale = serializers.RegexField(
+        r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$", required=False, max_length=16
+    )
+    currency = serializers.RegexField(r"^[A-Z]{3}$", required=False, max_length=3)
+
+
+# --- products ----------------------------------------------------------------------------
+
+
+class ProductOutput(serializers.ModelSerializer[Product]):
+    class Meta:
+        model = Product
+        fields = [
+            "sku",
+            "title",
+            "price",
+            "stock",
+            "attributes",
+            "image_urls",
+            "sale_starts_at",
+            "sale_ends_at",
+            "updated_at",
+        ]
+
+
+class ProductInput(serializers.Serializer[Any]):
+    title = serializers.CharField(max_length=200)
+    price = serializers.DecimalField(max_digits=12, decimal_places=2, min_value=0)
+    stock = serializers.IntegerField(min_value=0, max_value=2_147_483_647, default=0)
+    attributes = serializers.DictField(default=dict)
+    image_urls = serializers.ListField(
+        child=serializers.URLField(max_length=500), default=list, max_length=20
+    )
+    sale_starts_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    sale_ends_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        starts, ends = attrs.get("sale_starts_at"), attrs.get("sale_ends_at")
+        if starts and ends and ends <= starts:
+            raise serializers.ValidationError({"sale_ends_at": "must be after sale_starts_at"})
+        return attrs
+
+
+class ProductCreateInput(ProductInput):
+    sku = serializers.RegexField(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", max_length=64)
+
+
+class CatalogImportInput(serializers.Serializer[Any]):
+    file = serializers.FileField()
+    format = serializers.ChoiceField(choices=["csv", "json"], required=False)
+
+
+class CatalogImportOutput(serializers.Serializer[Any]):
+    created = serializers.IntegerField()
+    updated = serializers.IntegerField()
+
+
+# --- API keys ----------------------------------------------------------------------------
+
+
+class ApiKeyOutput(serializers.ModelSerializer[RoomApiKey]):
+    key_preview = serializers.SerializerMethodField()
+    created_by = serializers.CharField(source="created_by.username", default=None)
+
+    class Meta:
+        model = RoomApiKey
+        fields = [
+            "id",
+            "name",
+            "key_preview",
+            "scopes",
+            "created_by",
+            "created_at",
+            "last_used_at",
+            "revoked_at",
+        ]
+
+    def get_key_preview(self, obj: RoomApiKey) -> str:
+        return f"hat_{obj.prefix}_…"
+
+
+class ApiKeyCreatedOutput(ApiKeyOutput):
+    key = serializers.CharField(help_text="The full key. Shown once; store it now.")
+
+    class Meta(ApiKeyOutput.Meta):
+        fields = [*ApiKeyOutput.Meta.fields, "key"]
+
+
+class ApiKeyCreateInput(serializers.Serializer[Any]):
+    name = serializers.CharField(max_length=80)
+    scopes = serializers.MultipleChoiceField(choices=RoomApiKey.Scope.choices, allow_empty=False)
+
+
+# --- harnesses ---------------------------------------------------------------------------
+
+
+class HarnessVersionSummaryOutput(serializers.ModelSerializer[HarnessVersion]):
+    author = serializers.CharField(source="author.username", default=None)
+    parent = serializers.IntegerField(source="parent.number", default=None)  # type: ignore[assignment]
+    hashes = serializers.SerializerMethodField()
+
+    class Meta:
+        model = HarnessVersion
+        fields = [
+            "number",
+            "parent",
+            "author",
+            "message",
+            "status",
+            "hashes",
+            "created_at",
+            "published_at",
+        ]
+
+    def get_hashes(self, obj: HarnessVersion) -> dict[str, str]:
+        return {
+            "skills": obj.skills_hash,
+            "tools": obj.tools_hash,
+            "prompt": obj.prompt_hash,
+            "hooks": obj.hooks_hash,
+        }
+
+
+class HarnessVersionOutput(HarnessVersionSummaryOutput):
+    content = serializers.JSONField()
+    warnings = serializers.SerializerMethodField()
+
+    class Meta(HarnessVersionSummaryOutput.Meta):
+        fields = [*HarnessVersionSummaryOutput.Meta.fields, "content", "warnings"]
+
+    def get_warnings(self, obj: HarnessVersion) -> list[dict[str, str]]:
+        from harness_app.harness.serialization import harness_from_dict
+        from harness_app.harness.validation import harness_warnings
+
+        return [
+            {"field": w.path, "message": w.message}
+            for w in harness_warnings(harness_from_dict(obj.content))
+        ]
+
+
+class HarnessOutput(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    room_id = serializers.IntegerField()
+    room = serializers.CharField(source="room.name")
+    published_version = serializers.IntegerField(source="published_version.number", default=None)
+    updated_at = serializers.DateTimeField()
+
+
+class HarnessVersionCreateInput(serializers.Serializer[Any]):
+    base_version = serializers.IntegerField(
+        allow_null=True,
+        min_value=1,
+        help_text="The version your edit started from; null only for a harness's first version.",
+    )
+    message = serializers.CharField(max_length=500, allow_blank=True, default="")
+    content = serializers.JSONField(
+        required=False, help_text="The harness as JSON (h = S, T, P, K)."
+    )
+    content_yaml = serializers.CharField(
+        required=False, help_text="The harness as one YAML document."
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if ("content" in attrs) == ("content_yaml" in attrs):
+            raise serializers.ValidationError(
+                {"content": "send exactly one of content or content_yaml"}
+            )
+        return attrs
+
+
+class HarnessImportInput(serializers.Serializer[Any]):
+    file = serializers.FileField(
+        help_text="A harness zip (skills/, tools.json, prompt.yaml, hooks.yaml)."
+    )
+    base_version = serializers.IntegerField(
+        allow_null=True, min_value=1, required=False, default=None
+    )
+    message = serializers.CharField(max_length=500, allow_blank=True, default="")
+
+
+class RollbackInput(serializers.Serializer[Any]):
+    to_version = serializers.IntegerField(min_value=1)
+
+
+class DiffChangeOutput(serializers.Serializer[Any]):
+    component = serializers.CharField()
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    details = serializers.ListField(child=serializers.CharField())
+    summary = serializers.CharField()
+
+
+class DiffOutput(serializers.Serializer[Any]):
+    from_version = serializers.IntegerField()
+    to_version = serializers.IntegerField()
+    changes = DiffChangeOutput(many=True)
+
+
+class ConflictOutput(serializers.Serializer[Any]):
+    detail = serializers.CharField()
+    latest_version = serializers.IntegerField()
+    base_version = serializers.IntegerField(allow_null=True)

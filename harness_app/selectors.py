@@ -1,0 +1,135 @@
+"""Reads for rooms, catalog, API keys and harness versions.
+
+Tenancy lives here: every room-scoped read goes through ``rooms_visible_to`` so a merchant
+only ever sees their own rooms, and anything else is a 404 (never a 403 that leaks existence).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import Http404
+
+from console.roles import is_merchant, is_operator
+from harness_app.harness.diff import Change, semantic_diff
+from harness_app.harness.model import Harness as HarnessContent
+from harness_app.harness.serialization import harness_from_dict
+from harness_app.models import Harness, HarnessVersion, Product, Room, RoomApiKey
+
+API_KEY_PREFIX_LEN = 8
+
+
+def rooms_visible_to(user: Any) -> QuerySet[Room]:
+    rooms = Room.objects.select_related("owner", "harness", "harness__published_version")
+    if is_operator(user):
+        return rooms.all()
+    if is_merchant(user):
+        return rooms.filter(owner=user)
+    return rooms.none()
+
+
+def room_get(*, user: Any, room_id: int) -> Room:
+    try:
+        return rooms_visible_to(user).get(pk=room_id)
+    except (Room.DoesNotExist, ValueError, TypeError):
+        raise Http404("No such room.") from None
+
+
+def products_of_room(room: Room) -> QuerySet[Product]:
+    return Product.objects.filter(room=room).order_by("sku")
+
+
+def product_get(*, room: Room, sku: str) -> Product:
+    try:
+        return products_of_room(room).get(sku=sku)
+    except Product.DoesNotExist:
+        raise Http404(f"No product with sku {sku!r} in this room.") from None
+
+
+def harnesses_visible_to(user: Any) -> QuerySet[Harness]:
+    return Harness.objects.select_related("room", "room__owner", "published_version").filter(
+        room__in=rooms_visible_to(user)
+    )
+
+
+def harness_get(*, user: Any, harness_id: int) -> Harness:
+    try:
+        return harnesses_visible_to(user).get(pk=harness_id)
+    except (Harness.DoesNotExist, ValueError, TypeError):
+        raise Http404("No such harness.") from None
+
+
+def harness_versions(harness: Harness) -> QuerySet[HarnessVersion]:
+    """Version history, newest first, without the (large) content column."""
+    return (
+        HarnessVersion.objects.filter(harness=harness)
+        .select_related("author", "parent")
+        .defer("content")
+        .order_by("-number")
+    )
+
+
+def harness_version_get(*, harness: Harness, number: int) -> HarnessVersion:
+    try:
+        return HarnessVersion.objects.select_related("author", "parent", "harness").get(
+            harness=harness, number=number
+        )
+    except (HarnessVersion.DoesNotExist, ValueError, TypeError):
+        raise Http404(f"Harness {harness.pk} has no version {number}.") from None
+
+
+def harness_version_latest(harness: Harness) -> HarnessVersion | None:
+    return (
+        HarnessVersion.objects.select_related("author", "parent")
+        .filter(harness=harness)
+        .order_by("-number")
+        .first()
+    )
+
+
+def harness_version_content(version: HarnessVersion) -> HarnessContent:
+    return harness_from_dict(version.content)
+
+
+def harness_versions_diff(
+    *, harness: Harness, from_number: int, to_number: int
+) -> tuple[HarnessVersion, HarnessVersion, list[Change]]:
+    old = harness_version_get(harness=harness, number=from_number)
+    new = harness_version_get(harness=harness, number=to_number)
+    changes = semantic_diff(harness_version_content(old), harness_version_content(new))
+    return old, new, changes
+
+
+def api_keys_of_room(room: Room) -> QuerySet[RoomApiKey]:
+    return RoomApiKey.objects.filter(room=room).select_related("created_by").order_by("-created_at")
+
+
+def api_key_get(*, room: Room, key_id: int) -> RoomApiKey:
+    try:
+        return api_keys_of_room(room).get(pk=key_id)
+    except (RoomApiKey.DoesNotExist, ValueError, TypeError):
+        raise Http404("No such API key for this room.") from None
+
+
+def api_key_hash(raw_key: str) -> str:
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+def api_key_lookup(raw_key: str) -> RoomApiKey | None:
+    """The active key matching ``raw_key`` (``hat_<prefix>_<secret>``), or None."""
+    parts = raw_key.split("_")
+    if len(parts) != 3 or parts[0] != "hat" or len(parts[1]) != API_KEY_PREFIX_LEN:
+        return None
+    key = (
+        RoomApiKey.objects.select_related("room")
+        .filter(prefix=parts[1], revoked_at__isnull=True)
+        .first()
+    )
+    if key is None:
+        return None
+    if not hmac.compare_digest(key.key_hash, api_key_hash(raw_key)):
+        return None
+    return key

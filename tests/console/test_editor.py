@@ -1,0 +1,275 @@
+"""The harness editor: form round trip, field-level errors, conflicts, YAML mode."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from harness_app import services
+from harness_app.harness.serialization import harness_from_dict, harness_to_yaml
+from harness_app.models import HarnessVersion
+from tests.console.browser_form import as_post_data, form_fields, set_field
+
+pytestmark = pytest.mark.django_db
+
+
+def load_editor(client: Client, harness: Any, query: str = "") -> list[tuple[str, str]]:
+    response = client.get(reverse("console:harness-edit", args=[harness.pk]) + query)
+    assert response.status_code == 200
+    return form_fields(response.content.decode(), "editor-form")
+
+
+def save(client: Client, harness: Any, fields: list[tuple[str, str]]) -> Any:
+    return client.post(reverse("console:harness-edit", args=[harness.pk]), as_post_data(fields))
+
+
+def field_block(html: str, html_name: str) -> str:
+    """The rendered wrapper of one field (label, widget, errors, warnings)."""
+    start = html.index(f'data-field="{html_name}"')
+    end = html.find('data-field="', start + 1)
+    return html[start : end if end != -1 else None]
+
+
+def field_errors(html: str, html_name: str) -> list[str]:
+    return re.findall(r'class="field-error" role="alert">([^<]*)</p>', field_block(html, html_name))
+
+
+def test_saving_the_untouched_form_reproduces_the_content_exactly(
+    merchant_client: Client, harness: Any
+) -> None:
+    # given the editor as a browser submits it (textareas with CRLF line ends)
+    fields = load_editor(merchant_client, harness)
+    # when
+    response = save(merchant_client, harness, fields)
+    # then a new draft with the very same content and hashes
+    assert response.status_code == 302
+    v1, v2 = harness.versions.order_by("number")
+    assert response["Location"] == reverse("console:version-detail", args=[harness.pk, 2])
+    assert v2.status == "draft" and v2.parent_id == v1.pk
+    assert v2.content == v1.content
+    assert v2.skills_hash == v1.skills_hash and v2.hooks_hash == v1.hooks_hash
+
+
+def test_editing_a_description_creates_a_draft_with_that_change(
+    merchant_client: Client, harness: Any
+) -> None:
+    fields = load_editor(merchant_client, harness)
+    fields = set_field(
+        fields, "skills-0-description", "Use when a viewer asks about price, material or specs."
+    )
+    fields = set_field(fields, "message", "shorter description")
+    response = save(merchant_client, harness, fields)
+    assert response.status_code == 302
+    page = merchant_client.get(response["Location"]).content.decode()
+    assert "Saved as draft version 2" in page and "Publish v2…" in page
+    v2 = harness.versions.get(number=2)
+    assert v2.message == "shorter description"
+    assert v2.content["skills"][0]["description"] == (
+        "Use when a viewer asks about price, material or specs."
+    )
+    diff = merchant_client.get(
+        reverse("console:harness-diff", args=[harness.pk]) + "?from=1&to=2"
+    ).content.decode()
+    assert "skill product-qa: description changed" in diff
+
+
+def test_a_bad_skill_name_is_shown_at_that_field_and_nothing_is_saved(
+    merchant_client: Client, harness: Any
+) -> None:
+    fields = set_field(load_editor(merchant_client, harness), "skills-1-name", "Promo Push!")
+    response = save(merchant_client, harness, fields)
+    html = response.content.decode()
+    assert response.status_code == 400
+    errors = field_errors(html, "skills-1-name")
+    assert len(errors) == 1 and "Promo Push!" in errors[0]
+    assert not field_errors(html, "skills-0-name")
+    assert not field_errors(html, "skills-1-description")
+    assert "Not saved" in html and 'value="Promo Push!"' in html  # the input is kept
+    assert harness.versions.count() == 1
+
+
+def test_errors_are_placed_on_tool_hook_and_section_fields(
+    merchant_client: Client, harness: Any
+) -> None:
+    fields = load_editor(merchant_client, harness)
+    fields = set_field(fields, "tools-0-input_schema", '{"type": "object", "properties": 5}')
+    fields = set_field(fields, "hooks-1-condition", "reply + 1 > 2")
+    fields = set_field(fields, "sections-0-template", "Hello {nope}")
+    response = save(merchant_client, harness, fields)
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert field_errors(html, "tools-0-input_schema")
+    assert field_errors(html, "hooks-1-condition")
+    assert "nope" in " ".join(field_errors(html, "sections-0-template"))
+    assert harness.versions.count() == 1
+
+
+def test_invalid_json_schema_text_is_a_field_error_with_line_and_column(
+    merchant_client: Client, harness: Any
+) -> None:
+    fields = set_field(
+        load_editor(merchant_client, harness),
+        "tools-1-input_schema",
+        '{\r\n  "type": "object",,\r\n}',
+    )
+    html = save(merchant_client, harness, fields).content.decode()
+    errors = field_errors(html, "tools-1-input_schema")
+    assert errors and "line 2" in errors[0]
+    assert harness.versions.count() == 1
+
+
+def test_unknown_allowed_tool_after_removing_a_tool_is_shown_at_the_skill(
+    merchant_client: Client, harness: Any
+) -> None:
+    fields = load_editor(merchant_client, harness)
+    tool_index = next(
+        n.split("-")[1]
+        for n, v in fields
+        if re.fullmatch(r"tools-\d+-name", n) and v == "check_stock"
+    )
+    fields.append((f"tools-{tool_index}-DELETE", "on"))
+    html = save(merchant_client, harness, fields).content.decode()
+    assert "check_stock" in " ".join(field_errors(html, "skills-0-allowed_tools"))
+    assert harness.versions.count() == 1
+
+
+def test_removing_and_adding_entries(merchant_client: Client, harness: Any) -> None:
+    fields = load_editor(merchant_client, harness)
+    fields.append(("skills-3-DELETE", "on"))
+    # the no-JavaScript "Add hook" round trip adds a blank, error-free hook form
+    added = merchant_client.post(
+        reverse("console:harness-edit", args=[harness.pk]),
+        as_post_data([*fields, ("add", "hooks")]),
+    )
+    html = added.content.decode()
+    hook_count = len(harness_from_dict(harness.versions.get().content).hooks)
+    assert f'data-field="hooks-{hook_count}-name"' in html
+    assert 'class="field-error"' not in html
+    fields = form_fields(html, "editor-form")
+    fields = set_field(fields, f"hooks-{hook_count}-name", "no-phone-numbers")
+    fields = set_field(fields, f"hooks-{hook_count}-condition", r"\d{3}-\d{4}")
+    fields = set_field(fields, f"hooks-{hook_count}-condition_kind", "regex")
+    fields = set_field(fields, f"hooks-{hook_count}-event", "pre_reply")
+    fields = set_field(fields, f"hooks-{hook_count}-feedback", "Do not share phone numbers.")
+    response = save(merchant_client, harness, fields)
+    assert response.status_code == 302
+    content = harness_from_dict(harness.versions.get(number=2).content)
+    assert [s.name for s in content.skills] == ["product-qa", "promo-push", "size-advice"]
+    assert content.hooks[-1].name == "no-phone-numbers"
+    assert content.hooks[-1].condition_kind == "regex"
+
+
+def test_a_stale_base_version_names_the_newer_version_and_keeps_the_input(
+    merchant_client: Client, harness: Any, operator: Any
+) -> None:
+    # given the merchant opened the editor on v1 ...
+    fields = load_editor(merchant_client, harness)
+    fields = set_field(fields, "skills-0-description", "Use when a viewer asks: my edit.")
+    # ... and meanwhile the operator saved v2
+    services.harness_version_create(
+        harness=harness,
+        content=harness_from_dict(harness.versions.get().content),
+        base_version=1,
+        author=operator,
+        message="operator edit",
+    )
+    # when
+    response = save(merchant_client, harness, fields)
+    # then
+    html = response.content.decode()
+    assert response.status_code == 409
+    assert "Not saved: version 2 is newer than the version you edited" in html
+    assert reverse("console:version-detail", args=[harness.pk, 2]) in html
+    assert "Use when a viewer asks: my edit." in html
+    assert harness.versions.count() == 2
+    # and the operator may explicitly save on top of v2
+    kept = form_fields(html, "editor-form")
+    response = save(merchant_client, harness, [*kept, ("save_on_top_of", "2")])
+    assert response.status_code == 302
+    v3 = harness.versions.get(number=3)
+    assert v3.parent.number == 2
+    assert v3.content["skills"][0]["description"] == "Use when a viewer asks: my edit."
+
+
+def test_warnings_are_yellow_notes_at_their_fields(merchant_client: Client, harness: Any) -> None:
+    fields = set_field(
+        load_editor(merchant_client, harness), "skills-0-description", "Answers product questions."
+    )
+    fields = set_field(fields, "skills-1-name", "BAD NAME")  # keep it unsaved
+    html = save(merchant_client, harness, fields).content.decode()
+    assert "does not say when to use the skill" in field_block(html, "skills-0-description")
+    assert 'class="field-warning"' in field_block(html, "skills-0-description")
+
+
+def test_editor_can_start_from_an_older_version(
+    merchant_client: Client, harness: Any, operator: Any
+) -> None:
+    v1 = harness.versions.get()
+    content = harness_from_dict(v1.content)
+    services.harness_version_create(
+        harness=harness,
+        content=content.__class__(
+            skills=content.skills[:1],
+            tools=content.tools,
+            prompt=content.prompt,
+            hooks=content.hooks,
+        ),
+        base_version=1,
+        author=operator,
+    )
+    fields = load_editor(merchant_client, harness, "?from=1")
+    assert ("base_version", "2") in fields and ("source_version", "1") in fields
+    assert save(merchant_client, harness, fields).status_code == 302
+    assert harness.versions.get(number=3).content == v1.content
+
+
+def test_yaml_mode_saves_and_reports_syntax_errors_with_lines(
+    merchant_client: Client, harness: Any
+) -> None:
+    fields = load_editor(merchant_client, harness, "?mode=yaml")
+    assert ("mode", "yaml") in fields
+    yaml_text = dict(fields)["content_yaml"].replace("\r\n", "\n")
+    assert yaml_text == harness_to_yaml(harness_from_dict(harness.versions.get().content))
+    bad = set_field(fields, "content_yaml", "skills: [\n  - name: x\n")
+    html = save(merchant_client, harness, bad).content.decode()
+    assert "yaml" in html and "line" in html and "Not saved" in html
+    assert harness.versions.count() == 1
+    edited = set_field(
+        fields, "content_yaml", yaml_text.replace("name: promo-push", "name: promo-blast")
+    )
+    response = save(merchant_client, harness, edited)
+    assert response.status_code == 302
+    names = [s["name"] for s in harness.versions.get(number=2).content["skills"]]
+    assert "promo-blast" in names
+
+
+def test_yaml_mode_validation_errors_name_their_path(merchant_client: Client, harness: Any) -> None:
+    fields = load_editor(merchant_client, harness, "?mode=yaml")
+    yaml_text = dict(fields)["content_yaml"].replace("name: promo-push", "name: Promo Push")
+    html = save(merchant_client, harness, set_field(fields, "content_yaml", yaml_text))
+    text = html.content.decode()
+    assert "<code>skills[1].name</code>" in text
+    assert harness.versions.count() == 1
+
+
+def test_first_version_of_an_empty_harness(merchant_client: Client, room: Any) -> None:
+    fields = load_editor(merchant_client, room.harness, "?mode=yaml")
+    assert ("base_version", "") in fields
+    response = save(
+        merchant_client,
+        room.harness,
+        set_field(
+            fields,
+            "content_yaml",
+            (
+                "skills:\n- name: greet\n"
+                "  description: Use when a viewer says hello.\n  body: Say hi.\n"
+            ),
+        ),
+    )
+    assert response.status_code == 302
+    assert HarnessVersion.objects.get(harness=room.harness).number == 1

@@ -1,0 +1,41 @@
+"""Schemathesis over the whole OpenAPI schema, authenticated as an operator: no input may
+produce a server error. Bounded examples per operation keep it fast; it grows with the API."""
+
+from __future__ import annotations
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+from rest_framework.authtoken.models import Token
+from schemathesis.checks import not_a_server_error
+
+pytestmark = [pytest.mark.slow]
+
+
+from console.wsgi import application  # noqa: E402  (after pytest-django set up Django)
+
+# Generating the schema touches no database, so it is loaded once at collection time.
+schema = schemathesis.openapi.from_wsgi("/api/v1/schema/?format=json", application)
+
+
+@pytest.fixture(autouse=True)
+def keep_test_connection_open():  # type: ignore[no-untyped-def]
+    """Like Django's test client: the WSGI handler must not close the test transaction's
+    connection at the end of each request."""
+    from django.core import signals
+    from django.db import close_old_connections
+
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    yield
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)
+
+
+@schema.parametrize()
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+def test_no_server_errors(case, operator, published_room):  # type: ignore[no-untyped-def]
+    token, _ = Token.objects.get_or_create(user=operator)
+    case.call_and_validate(
+        headers={"Authorization": f"Token {token.key}"}, checks=[not_a_server_error]
+    )
