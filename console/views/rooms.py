@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.db import IntegrityError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
 
 from console.forms.api_keys import ApiKeyCreateForm
 from console.forms.products import CatalogImportForm
+from console.forms.rooms import RoomCreateForm
+from console.roles import is_operator
 from console.views.access import console_user_required
 from console.views.pagination import paginate
-from harness_app import selectors
+from harness_app import selectors, services
 from harness_app.models import Room
 
 ROOMS_PER_PAGE = 25
@@ -24,14 +27,32 @@ def room_list(request: HttpRequest) -> HttpResponse:
     return render(request, "harness_app/room_list.html", {"page_obj": page})
 
 
+@require_http_methods(["GET", "POST"])
+@console_user_required
+def room_create(request: HttpRequest) -> HttpResponse:
+    """Operators create rooms; for merchants this page does not exist."""
+    if not is_operator(request.user):
+        raise Http404("No such page.")
+    form = RoomCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            room = services.room_create(**form.cleaned_data)
+        except IntegrityError:
+            form.add_error("name", "this merchant already has a room with that name")
+        else:
+            return redirect("console:room-detail", room_id=room.pk)
+    status = 400 if form.errors else 200
+    return render(request, "harness_app/room_form.html", {"form": form}, status=status)
+
+
 @require_GET
 @console_user_required
 def room_detail(request: HttpRequest, room_id: int) -> HttpResponse:
     room = selectors.room_get(user=request.user, room_id=room_id)
-    return render(request, "harness_app/room_detail.html", room_detail_context(request, room))
+    return render(request, "harness_app/room_detail.html", _room_detail_context(request, room))
 
 
-def room_detail_context(request: HttpRequest, room: Room) -> dict[str, object]:
+def _room_detail_context(request: HttpRequest, room: Room) -> dict[str, object]:
     return {
         "room": room,
         "products": paginate(request, selectors.products_of_room(room), PRODUCTS_PER_PAGE),

@@ -20,6 +20,7 @@ urlpatterns = [
     path("labeling/", home.labeling, name="labeling"),
     # rooms, catalog, API keys
     path("rooms/", rooms.room_list, name="room-list"),
+    path("rooms/new/", rooms.room_create, name="room-create"),
     path("rooms/<int:room_id>/", rooms.room_detail, name="room-detail"),
     path("rooms/<int:room_id>/products/new/", products.product_create, name="product-create"),
     path("rooms/<int:room_id>/products/import/", products.catalog_import, name="catalog-import"),

@@ -134,3 +134,21 @@ def test_logout_is_a_csrf_protected_post(operator: Any) -> None:
     response = client.post(reverse("logout"), {"csrfmiddlewaretoken": token})
     assert response.status_code == 302
     assert client.get(reverse("console:room-list")).status_code == 302
+
+
+def test_every_post_form_carries_a_csrf_token(merchant_client: Client, published_room: Any) -> None:
+    h, r = published_room.harness.pk, published_room.pk
+    pages = [
+        reverse("console:room-detail", args=[r]),
+        reverse("console:product-create", args=[r]),
+        reverse("console:catalog-import", args=[r]),
+        reverse("console:harness-detail", args=[h]),
+        reverse("console:harness-edit", args=[h]),
+        reverse("console:harness-edit", args=[h]) + "?mode=yaml",
+    ]
+    for url in pages:
+        html = merchant_client.get(url).content.decode()
+        forms = html.split('<form method="post"')[1:]
+        assert forms, url
+        for form in forms:
+            assert 'name="csrfmiddlewaretoken"' in form.split("</form>")[0], url

@@ -20,6 +20,8 @@
     wireEntry(entry);
     var first = entry.querySelector("input[type=text], textarea");
     if (first) first.focus();
+    var count = document.querySelector("[data-count-for='" + prefix + "']");
+    if (count) count.textContent = String(index + 1);
     var empty = list.parentElement.querySelector("[data-empty-note]");
     if (empty) empty.hidden = true;
     return true;
