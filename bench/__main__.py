@@ -7,7 +7,7 @@ import os
 import platform
 import sys
 
-BENCHMARKS = ("bench.harness_registry",)
+BENCHMARKS = ("bench.harness_registry", "bench.runtime_overhead")
 
 
 def main(argv: list[str]) -> int:

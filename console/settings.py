@@ -101,6 +101,11 @@ LOGIN_REDIRECT_URL = "console:home"
 LOGOUT_REDIRECT_URL = "login"
 
 # Request bodies over this size are refused with a 400 naming the limit (API and console).
+# The model endpoint a room uses when it names none (seeded by `seed_demo`).
+HAT_DEFAULT_ENDPOINT = env.str("HAT_DEFAULT_ENDPOINT", default="local-smollm2")
+# Where `make run` starts the embedded `transformers serve` worker.
+HAT_MODEL_PORT = env.int("HAT_MODEL_PORT", default=8011)
+
 HAT_MAX_UPLOAD_BYTES = env.int("HAT_MAX_UPLOAD_BYTES", default=1_048_576)
 DATA_UPLOAD_MAX_MEMORY_SIZE = HAT_MAX_UPLOAD_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = HAT_MAX_UPLOAD_BYTES
@@ -157,4 +162,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("HAT_LOG_LEVEL", default="INFO")},
+    # One line per model request at INFO would drown the worker's log.
+    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }

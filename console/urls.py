@@ -9,6 +9,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("api/v1/", include(("harness_app.api.urls", "api"), namespace="api")),
+    path("api/v1/", include(("console.api_urls", "api"), namespace="api")),
     path("", include("console.views.urls")),
 ]

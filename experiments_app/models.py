@@ -1,1 +1,100 @@
-"""Models arrive with their issue (see docs/ARCHITECTURE.md)."""
+"""Live replies and their traces (experiments, exposures and events arrive with the A/B
+milestone; ``LiveReply.arm`` is the seam they plug into)."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+
+class LiveReply(models.Model):
+    """One viewer comment and the host's reply, with its full trace.
+
+    Unique on (room, request_id): a retried request returns the stored reply and never calls
+    the model twice. A row is claimed (``status=pending``) before the agent runs, so two
+    concurrent retries of one request cannot both run it.
+    """
+
+    class Arm(models.TextChoices):
+        HARNESS = "harness", "Harness agent"
+        REACT = "react", "ReAct agent"
+
+    class Source(models.TextChoices):
+        LIVE = "live", "Live room"
+        CONSOLE = "console", "Console try-it"
+        REPLAY = "replay", "Latency replay"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DONE = "done", "Done"
+
+    room = models.ForeignKey("harness_app.Room", on_delete=models.CASCADE, related_name="replies")
+    request_id = models.CharField(max_length=128)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.LIVE)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    uv_id = models.CharField(max_length=128)
+    comment = models.TextField()
+    context = models.JSONField(default=dict, blank=True)
+    arm = models.CharField(max_length=16, choices=Arm.choices, default=Arm.HARNESS)
+    harness_version = models.ForeignKey(
+        "harness_app.HarnessVersion",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    endpoint = models.ForeignKey(
+        "training_app.ModelEndpoint",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    reply = models.TextField(blank=True)
+    fallback = models.BooleanField(default=False)
+    fallback_reason = models.CharField(max_length=120, blank=True)
+    skill = models.CharField(max_length=64, blank=True)
+    latency_ms = models.FloatField(null=True, blank=True)
+    model_ms = models.FloatField(null=True, blank=True)
+    ttft_ms = models.FloatField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    trace = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["room", "request_id"], name="live_reply_request_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "done"]), name="live_reply_status_valid"
+            ),
+        ]
+        indexes = [models.Index(fields=["room", "-created_at"], name="live_reply_room_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.room_id}/{self.request_id}"
+
+
+class LatencyReport(models.Model):
+    """A latency replay of a request set through the full reply path, per concurrency."""
+
+    endpoint = models.ForeignKey(
+        "training_app.ModelEndpoint", on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    room = models.ForeignKey("harness_app.Room", on_delete=models.CASCADE, related_name="+")
+    request_file = models.CharField(max_length=300)
+    requests = models.PositiveIntegerField()
+    # [{concurrency, p50_ms, p95_ms, max_ms, share_under_15s, ttft_p50_ms, ttft_p95_ms,
+    #   fallbacks, latencies_ms: [...]}, ...]
+    results = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Latency report {self.pk}"

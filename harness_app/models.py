@@ -42,6 +42,29 @@ class Room(TimeStampedModel):
         default="USD",
         validators=[RegexValidator(r"^[A-Z]{3}$", "use a 3-letter ISO 4217 code like USD")],
     )
+    # Live replies: the deadline, the fallback said when the model fails, the comment limit,
+    # and the model endpoint the room's published harness runs on (None: the default one).
+    reply_deadline_ms = models.PositiveIntegerField(
+        default=15_000, validators=[MinValueValidator(100)]
+    )
+    fallback_reply = models.CharField(
+        max_length=500,
+        default="Thanks for your question! Our team will get back to you in a moment.",
+    )
+    max_comment_chars = models.PositiveIntegerField(default=500, validators=[MinValueValidator(1)])
+    serving_arm = models.CharField(
+        max_length=16,
+        choices=[("harness", "Harness agent"), ("react", "ReAct baseline")],
+        default="harness",
+        help_text="Which agent answers when no experiment is running.",
+    )
+    reply_endpoint = models.ForeignKey(
+        "training_app.ModelEndpoint",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="rooms",
+    )
 
     class Meta:
         ordering = ["name", "id"]
@@ -89,6 +112,30 @@ class Product(TimeStampedModel):
 
     def __str__(self) -> str:
         return f"{self.sku} {self.title}"
+
+
+class Coupon(TimeStampedModel):
+    """An offer in a room (optionally for one SKU); ``list_coupons`` reads the active ones."""
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="coupons")
+    code = models.CharField(max_length=32)
+    description = models.CharField(max_length=200)
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    threshold = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0"))
+    sku = models.CharField(max_length=64, blank=True, help_text="empty: applies to every product")
+    starts_at = models.DateTimeField(null=True, blank=True)
+    ends_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["room_id", "code"]
+        constraints = [
+            models.UniqueConstraint(fields=["room", "code"], name="coupon_code_unique_per_room"),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="coupon_amount_positive"),
+            models.CheckConstraint(condition=Q(threshold__gte=0), name="coupon_threshold_non_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return self.code
 
 
 class RoomApiKey(TimeStampedModel):

@@ -123,8 +123,13 @@ def api_key_lookup(raw_key: str) -> RoomApiKey | None:
     parts = raw_key.split("_")
     if len(parts) != 3 or parts[0] != "hat" or len(parts[1]) != API_KEY_PREFIX_LEN:
         return None
+    # One query loads everything a live reply needs about the room (not the version's
+    # content: parsed harnesses are cached by version id).
     key = (
-        RoomApiKey.objects.select_related("room")
+        RoomApiKey.objects.select_related(
+            "room", "room__harness", "room__harness__published_version", "room__reply_endpoint"
+        )
+        .defer("room__harness__published_version__content")
         .filter(prefix=parts[1], revoked_at__isnull=True)
         .first()
     )

@@ -14,6 +14,9 @@ from harness_app.harness.serialization import harness_from_yaml
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+# The real model worker fixture (`local_worker`), shared by every `model` test.
+pytest_plugins = ["tests.model_worker"]
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 DEMO_HARNESS = ROOT / "harness_app" / "demo_data" / "live_stream_harness.yaml"

@@ -103,6 +103,7 @@ CHAT_TEMPLATE = (
 # the library's own Qwen2 entry, minus the <think> field SmolLM2 does not use.
 RESPONSE_TEMPLATE: dict[str, Any] = {
     "defaults": {"role": "assistant"},
+    "start_anchor": "<|im_start|>assistant\n",
     "fields": {
         "tool_calls": {
             "open_pattern": r"\s*<tool_call>",
@@ -205,8 +206,8 @@ def convert_gguf(gguf_path: Path, out_dir: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     folder, name = str(gguf_path.parent), gguf_path.name
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
+    tokenizer: Any = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    model: Any = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
     # The loaded weights are already plain float tensors; what remains of the GGUF is the
     # quantizer object and its config, which would make save_pretrained write a checkpoint
     # that claims to be GGUF-quantized and fails to load. Drop both.
@@ -215,7 +216,6 @@ def convert_gguf(gguf_path: Path, out_dir: Path) -> None:
         del model.config.quantization_config
     if getattr(model, "is_quantized", False):
         model.is_quantized = False
-    model.config.name_or_path = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
     tokenizer.chat_template = CHAT_TEMPLATE
     tokenizer.response_template = RESPONSE_TEMPLATE

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
@@ -15,11 +16,17 @@ from django.db import transaction
 from console.roles import Role
 from harness_app import services
 from harness_app.harness.serialization import harness_from_yaml
-from harness_app.models import HarnessVersion, Room
+from harness_app.models import Coupon, HarnessVersion, Room
+from training_app.models import ModelEndpoint
 
 DEMO_DATA = Path(__file__).resolve().parents[3] / "harness_app" / "demo_data"
 DEMO_USERS = (("operator", Role.OPERATOR), ("merchant", Role.MERCHANT), ("labeler", Role.LABELER))
 DEMO_ROOM = "Autumn Wardrobe Live"
+DEMO_COUPONS = (
+    ("AUTUMN20", "20 off orders over 199", "20.00", "199.00", ""),
+    ("KNIT10", "10 off any knitwear over 80", "10.00", "80.00", "SW-1001"),
+    ("SHOES15", "15 off the Chelsea boots", "15.00", "0.00", "SH-6001"),
+)
 
 
 class Command(BaseCommand):
@@ -42,6 +49,32 @@ class Command(BaseCommand):
                 room=room, data=(DEMO_DATA / "products.csv").read_bytes(), fmt="csv"
             )
             self.stdout.write(f"room {room.name!r}: {result.created} products")
+        endpoint, created = ModelEndpoint.objects.get_or_create(
+            name=settings.HAT_DEFAULT_ENDPOINT,
+            defaults={
+                "base_url": f"http://127.0.0.1:{settings.HAT_MODEL_PORT}/v1",
+                "model_name": "",
+                "role": ModelEndpoint.Role.STUDENT,
+                # SmolLM2-135M has no tool-call parser: it writes JSON action blocks.
+                "tool_mode": ModelEndpoint.ToolMode.TEXT,
+                "timeout_s": 15.0,
+                "max_tokens": 96,
+                "max_concurrency": 2,
+            },
+        )
+        if created:
+            self.stdout.write(f"model endpoint {endpoint.name!r}: {endpoint.base_url}")
+        for code, description, amount, threshold, sku in DEMO_COUPONS:
+            Coupon.objects.get_or_create(
+                room=room,
+                code=code,
+                defaults={
+                    "description": description,
+                    "amount": amount,
+                    "threshold": threshold,
+                    "sku": sku,
+                },
+            )
         harness = room.harness
         if not HarnessVersion.objects.filter(harness=harness).exists():
             content = harness_from_yaml((DEMO_DATA / "live_stream_harness.yaml").read_text("utf-8"))

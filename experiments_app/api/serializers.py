@@ -1,0 +1,47 @@
+"""Input and output of the live-room reply API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from experiments_app.models import LiveReply
+
+ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
+
+
+class ReplyContextInput(serializers.Serializer[Any]):
+    product_sku = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+    recent_comments = serializers.ListField(
+        child=serializers.CharField(max_length=500, allow_blank=True), max_length=20, default=list
+    )
+
+
+class LiveReplyInput(serializers.Serializer[Any]):
+    request_id = serializers.RegexField(
+        ID_PATTERN,
+        help_text="Idempotency key: a retry with the "
+        "same id returns the same reply without a model call.",
+    )
+    room = serializers.IntegerField(min_value=1, help_text="The room of the API key.")
+    uv_id = serializers.RegexField(ID_PATTERN, help_text="The viewer (unique visitor) id.")
+    comment = serializers.CharField(max_length=10_000, trim_whitespace=True)
+    context = ReplyContextInput(required=False)  # type: ignore[assignment]
+
+
+class LiveReplyOutput(serializers.ModelSerializer[LiveReply]):
+    harness_version = serializers.IntegerField(source="harness_version.number", default=None)
+    trace_id = serializers.IntegerField(source="pk")
+
+    class Meta:
+        model = LiveReply
+        fields = [
+            "reply",
+            "arm",
+            "harness_version",
+            "trace_id",
+            "latency_ms",
+            "fallback",
+            "fallback_reason",
+        ]

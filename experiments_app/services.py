@@ -1,0 +1,149 @@
+"""Live replies: the path every viewer comment takes on air.
+
+It must never fall over: a model timeout or outage, a missing published harness or an
+unexpected runtime error all end in the room's fallback reply with ``fallback=True``, and
+the request is still recorded with its trace.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from experiments_app.agent_factory import build_agent
+from experiments_app.models import LiveReply
+from experiments_app.routing import ArmChoice, NoServingConfig, choose_arm
+from harness_app.models import Room
+from inference.agents.session import LiveContext
+from inference.trace import ReplyTrace
+
+log = logging.getLogger(__name__)
+PENDING_POLL_S = 0.05
+
+
+@dataclass(frozen=True)
+class ReplyRequest:
+    request_id: str
+    uv_id: str
+    comment: str
+    product_sku: str = ""
+    recent_comments: tuple[str, ...] = ()
+    extra_context: dict[str, Any] = field(default_factory=dict)
+
+    def context_json(self) -> dict[str, Any]:
+        return {
+            "product_sku": self.product_sku,
+            "recent_comments": list(self.recent_comments),
+            **self.extra_context,
+        }
+
+
+def live_reply(
+    *,
+    room: Room,
+    request: ReplyRequest,
+    source: str = LiveReply.Source.LIVE,
+    choice: ArmChoice | None = None,
+) -> LiveReply:
+    """Answer one comment, idempotently on ``(room, request_id)``.
+
+    ``choice`` overrides routing (the console's try-it box picks a version and endpoint).
+    """
+    started = time.perf_counter()
+    deadline_s = room.reply_deadline_ms / 1000
+    try:
+        with transaction.atomic():
+            record = LiveReply.objects.create(
+                room=room,
+                request_id=request.request_id,
+                uv_id=request.uv_id,
+                comment=request.comment,
+                context=request.context_json(),
+                source=source,
+            )
+    except IntegrityError:
+        # A retry (or a concurrent duplicate) of a request we have seen: answer with its reply.
+        existing = LiveReply.objects.get(room=room, request_id=request.request_id)
+        return _wait_for(existing, started + deadline_s, room)
+
+    trace, choice = _run(room, request, choice, deadline_s - (time.perf_counter() - started))
+    record.arm = choice.arm if choice else LiveReply.Arm.HARNESS
+    record.harness_version = choice.version if choice else None
+    record.endpoint = choice.endpoint if choice else None
+    record.reply = trace.reply
+    record.fallback = trace.fallback_used
+    record.fallback_reason = trace.fallback_reason
+    record.skill = trace.skill or ""
+    record.model_ms = round(trace.model_ms, 3)
+    record.ttft_ms = _first_ttft(trace)
+    record.prompt_tokens = trace.prompt_tokens
+    record.completion_tokens = trace.completion_tokens
+    record.trace = trace.to_dict()
+    record.status = LiveReply.Status.DONE
+    record.latency_ms = round((time.perf_counter() - started) * 1000, 3)
+    record.save()
+    return record
+
+
+def _run(
+    room: Room, request: ReplyRequest, choice: ArmChoice | None, remaining_s: float
+) -> tuple[ReplyTrace, ArmChoice | None]:
+    try:
+        choice = choice or choose_arm(room=room, uv_id=request.uv_id)
+        built = build_agent(
+            arm=choice.arm, room=room, version=choice.version, endpoint=choice.endpoint
+        )
+        context = _live_context(room, request, built.gateway)
+        return built.agent.reply(request.comment, context, deadline_s=max(0.0, remaining_s)), choice
+    except NoServingConfig as exc:
+        return _fallback_trace(room, f"not_served: {exc}"), choice
+    except Exception:  # the live path never returns a 5xx; the trace says what happened
+        log.exception("live reply failed for room %s request %s", room.pk, request.request_id)
+        return _fallback_trace(room, "runtime_error"), choice
+
+
+def _live_context(room: Room, request: ReplyRequest, gateway: Any) -> LiveContext:
+    product = gateway.get_product(request.product_sku) if request.product_sku else {}
+    found = "error" not in product
+    return LiveContext(
+        room_name=room.name,
+        room_locale=room.locale,
+        currency=room.currency,
+        product_sku=request.product_sku if found else "",
+        product_title=str(product.get("title", "")) if found else "",
+        product_price=str(product.get("price", "")) if found else "",
+        uv_id=request.uv_id,
+        recent_comments=request.recent_comments,
+        today=timezone.localdate().isoformat(),
+    )
+
+
+def _fallback_trace(room: Room, reason: str) -> ReplyTrace:
+    trace = ReplyTrace(agent="none")
+    trace.add("fallback", reason, 0.0, reply=room.fallback_reply)
+    return trace.finish(room.fallback_reply, fallback_reason=reason)
+
+
+def _first_ttft(trace: ReplyTrace) -> float | None:
+    for step in trace.steps:
+        if step.kind == "model_call" and step.detail.get("ttft_ms") is not None:
+            return float(step.detail["ttft_ms"])
+    return None
+
+
+def _wait_for(record: LiveReply, deadline: float, room: Room) -> LiveReply:
+    """Return a finished record; while its first request is still running, wait for it."""
+    while record.status == LiveReply.Status.PENDING and time.perf_counter() < deadline:
+        time.sleep(PENDING_POLL_S)
+        record.refresh_from_db()
+    if record.status == LiveReply.Status.PENDING:
+        # Still running past the deadline: answer with the fallback, store nothing new.
+        record.reply = room.fallback_reply
+        record.fallback = True
+        record.fallback_reason = "pending_duplicate"
+    return record

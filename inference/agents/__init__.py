@@ -1,0 +1,1 @@
+"""The two arms' agents: HarnessAgent (treatment) and ReActAgent (control)."""

@@ -1,0 +1,167 @@
+"""Pieces both agents share: the live context, the config, deadline-aware model calls and
+tool calls that land in the trace."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from inference.agents.model_port import ChatModel, ModelCallFailed, ModelResult
+from inference.tools.runner import ToolOutcome, ToolRunner
+from inference.trace import ReplyTrace
+
+ToolMode = Literal["native", "text"]
+
+
+@dataclass(frozen=True)
+class LiveContext:
+    """What the live room knows when a comment arrives."""
+
+    room_name: str
+    room_locale: str = "en-US"
+    currency: str = "USD"
+    product_sku: str = ""
+    product_title: str = ""
+    product_price: str = ""
+    uv_id: str = ""
+    recent_comments: tuple[str, ...] = ()
+    today: str = ""
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    max_steps: int = 4
+    max_tokens: int = 256
+    temperature: float = 0.2
+    tool_mode: ToolMode = "native"
+    fallback_reply: str = "Thanks for your question! Our team will get back to you in a moment."
+    # Leave this much of the deadline for everything after the last model call.
+    deadline_margin_s: float = 0.05
+
+
+class DeadlineExceeded(Exception):
+    pass
+
+
+@dataclass
+class Session:
+    """One reply in progress: the model, tools, trace and the absolute deadline."""
+
+    model: ChatModel
+    tools: ToolRunner
+    config: AgentConfig
+    trace: ReplyTrace
+    deadline: float  # time.perf_counter() value
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+    def remaining_s(self) -> float:
+        return self.deadline - time.perf_counter() - self.config.deadline_margin_s
+
+    def call_model(self, tools: list[dict[str, Any]] | None, label: str) -> ModelResult:
+        remaining = self.remaining_s()
+        if remaining <= 0:
+            raise DeadlineExceeded("no time left for another model call")
+        started = self.trace.now_ms()
+        try:
+            result = self.model.complete(
+                self.messages,
+                tools=tools,
+                max_tokens=self.config.max_tokens,
+                temperature=self.config.temperature,
+                timeout_s=remaining,
+            )
+        except ModelCallFailed as exc:
+            self.trace.add("model_call", label, started, ok=False, error=str(exc), failure=exc.kind)
+            self.trace.model_ms += self.trace.now_ms() - started
+            raise
+        elapsed = self.trace.now_ms() - started
+        self.trace.model_ms += elapsed
+        self.trace.model_calls += 1
+        usage = result.usage
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        self.trace.prompt_tokens += prompt_tokens
+        self.trace.completion_tokens += completion_tokens
+        timings = result.timings
+        self.trace.add(
+            "model_call",
+            label,
+            started,
+            ok=True,
+            model=self.model.name,
+            ttft_ms=_ms(getattr(timings, "ttft_s", None)),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            finish_reason=result.finish_reason,
+            content=result.content[:2000],
+            tool_calls=[
+                {"name": c.name, "arguments": c.arguments_json[:2000]} for c in result.tool_calls
+            ],
+        )
+        return result
+
+    def run_tool(self, name: str, arguments: Any) -> ToolOutcome:
+        started = self.trace.now_ms()
+        outcome = self.tools.run(name, arguments)
+        self.trace.add(
+            "tool_call",
+            name,
+            started,
+            ok=outcome.ok,
+            arguments=arguments,
+            result=outcome.result,
+            error=outcome.error,
+        )
+        return outcome
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000, 3)
+
+
+def parse_arguments(arguments_json: str) -> tuple[Any, str]:
+    """The model's tool arguments as JSON, or an error the model can act on."""
+    try:
+        return json.loads(arguments_json or "{}"), ""
+    except json.JSONDecodeError as exc:
+        return None, f"arguments are not valid JSON ({exc.msg} at column {exc.colno})"
+
+
+_PRICE_RE = re.compile(
+    r"(?:[$€£¥]\s?|\b(?:USD|EUR|GBP|CNY|RMB)\s?)(\d{1,7}(?:[.,]\d{1,2})?)"
+    r"|(\d{1,7}(?:[.,]\d{1,2})?)\s?(?:USD|EUR|GBP|CNY|RMB|yuan|dollars?|euros?)\b",
+    re.IGNORECASE,
+)
+
+
+def quoted_prices(text: str) -> list[float]:
+    """Prices a reply states: a number next to a currency symbol, code or word."""
+    prices = []
+    for match in _PRICE_RE.finditer(text):
+        raw = (match.group(1) or match.group(2)).replace(",", ".")
+        prices.append(float(raw))
+    return prices
+
+
+_MONEY_KEY = re.compile(r"price|amount|threshold|cost|fee", re.IGNORECASE)
+
+
+def catalog_prices(result: Any) -> list[float]:
+    """Every money amount in a tool result (nested keys naming a price, amount, threshold,
+    cost or fee), for the quoted-price-must-match-catalog hook."""
+    found: list[float] = []
+    if isinstance(result, dict):
+        for key, value in result.items():
+            if _MONEY_KEY.search(str(key)) and isinstance(value, int | float | str):
+                with contextlib.suppress(ValueError):  # "free", "n/a": not an amount
+                    found.append(float(value))
+            else:
+                found.extend(catalog_prices(value))
+    elif isinstance(result, list):
+        for item in result:
+            found.extend(catalog_prices(item))
+    return found

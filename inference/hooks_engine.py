@@ -1,0 +1,92 @@
+"""Run a harness's hooks at their lifecycle points.
+
+Conditions are data (CEL or RE2, compiled once per harness and cached); nothing here executes
+stored code. A condition that errors or runs over its ``timeout_ms`` budget is decided by the
+hook's ``fail_mode``: ``open`` lets the step through (the hook is skipped), ``closed`` treats it
+as fired. The first hook that fires with a non-``allow`` action decides.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+from harness_app.harness.conditions import (
+    CompiledCondition,
+    ConditionRuntimeError,
+    compile_condition,
+    matcher_matches,
+)
+from harness_app.harness.model import Hook
+
+TOOL_EVENTS = ("pre_tool_use", "post_tool_use")
+
+
+@lru_cache(maxsize=4096)
+def _compiled(kind: str, source: str, event: str) -> CompiledCondition:
+    return compile_condition(kind, source, event)
+
+
+@dataclass(frozen=True)
+class HookDecision:
+    """What the hooks say about one step. ``action`` is ``allow`` when no hook fired."""
+
+    action: str
+    hook: str = ""
+    feedback: str = ""
+    fallback_reply: str = ""
+    max_retries: int = 0
+    error: str = ""
+    evaluated: tuple[dict[str, object], ...] = ()
+
+
+ALLOW = HookDecision("allow")
+
+
+class HooksEngine:
+    def __init__(self, hooks: tuple[Hook, ...]) -> None:
+        self._by_event: dict[str, list[Hook]] = {}
+        for hook in hooks:
+            self._by_event.setdefault(hook.event, []).append(hook)
+            _compiled(hook.condition_kind, hook.condition, hook.event)  # compile up front
+
+    def has(self, event: str) -> bool:
+        return bool(self._by_event.get(event))
+
+    def run(
+        self, event: str, activation: Mapping[str, object], tool_name: str | None = None
+    ) -> HookDecision:
+        evaluated: list[dict[str, object]] = []
+        for hook in self._by_event.get(event, ()):
+            if event in TOOL_EVENTS and not matcher_matches(hook.matcher, tool_name or ""):
+                continue
+            fired, error = self._evaluate(hook, activation)
+            evaluated.append({"hook": hook.name, "fired": fired, "error": error})
+            if fired and hook.action != "allow":
+                return HookDecision(
+                    action=hook.action,
+                    hook=hook.name,
+                    feedback=hook.feedback,
+                    fallback_reply=hook.fallback_reply,
+                    max_retries=hook.max_retries,
+                    error=error,
+                    evaluated=tuple(evaluated),
+                )
+        return HookDecision("allow", evaluated=tuple(evaluated))
+
+    @staticmethod
+    def _evaluate(hook: Hook, activation: Mapping[str, object]) -> tuple[bool, str]:
+        started = time.perf_counter()
+        try:
+            fired = _compiled(hook.condition_kind, hook.condition, hook.event).evaluate(activation)
+        except ConditionRuntimeError as exc:
+            return hook.fail_mode == "closed", f"condition error: {exc}"
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        if elapsed_ms > hook.timeout_ms:
+            # Evaluation is not interruptible; an over-budget result is not trusted.
+            return hook.fail_mode == "closed", (
+                f"condition took {elapsed_ms:.1f} ms, over its {hook.timeout_ms} ms budget"
+            )
+        return fired, ""

@@ -1,0 +1,1 @@
+"""Tool execution for the agents: argument validation, catalog lookups, signed webhooks."""
