@@ -107,8 +107,16 @@ HAT_DEFAULT_ENDPOINT = env.str("HAT_DEFAULT_ENDPOINT", default="local-smollm2")
 HAT_MODEL_PORT = env.int("HAT_MODEL_PORT", default=8011)
 
 HAT_MAX_UPLOAD_BYTES = env.int("HAT_MAX_UPLOAD_BYTES", default=1_048_576)
-DATA_UPLOAD_MAX_MEMORY_SIZE = HAT_MAX_UPLOAD_BYTES
+# POST /api/v1/events takes batches of up to HAT_EVENT_BATCH_MAX events (~2 MB at 10,000), so
+# that one path gets its own body limit; the middleware enforces both.
+HAT_EVENT_BATCH_MAX = env.int("HAT_EVENT_BATCH_MAX", default=10_000)
+HAT_MAX_EVENT_BATCH_BYTES = env.int("HAT_MAX_EVENT_BATCH_BYTES", default=8_388_608)
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(HAT_MAX_UPLOAD_BYTES, HAT_MAX_EVENT_BATCH_BYTES)
 FILE_UPLOAD_MAX_MEMORY_SIZE = HAT_MAX_UPLOAD_BYTES
+# Experiments: how long a web process caches a room's running experiments (reply routing),
+# and how often Celery beat brings the rollups up to date.
+HAT_EXPERIMENT_CACHE_S = env.float("HAT_EXPERIMENT_CACHE_S", default=5.0)
+HAT_ROLLUP_INTERVAL_S = env.float("HAT_ROLLUP_INTERVAL_S", default=60.0)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -146,6 +154,12 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TRACK_STARTED = True
+CELERY_BEAT_SCHEDULE = {
+    "experiment-rollups": {
+        "task": "experiments_app.tasks.update_rollups",
+        "schedule": HAT_ROLLUP_INTERVAL_S,
+    },
+}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "celery-broker"
     for _sub in ("out", "processed"):

@@ -24,6 +24,7 @@ from inference.trace import ReplyTrace
 
 log = logging.getLogger(__name__)
 PENDING_POLL_S = 0.05
+HOOK_BLOCKING_ACTIONS = frozenset({"block", "fallback_reply"})
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,9 @@ def live_reply(
     record.arm = choice.arm if choice else LiveReply.Arm.HARNESS
     record.harness_version = choice.version if choice else None
     record.endpoint = choice.endpoint if choice else None
+    record.experiment_id = choice.experiment_id if choice else None
+    record.experiment_arm_id = choice.experiment_arm_id if choice else None
+    record.hook_blocked = hook_blocked(trace)
     record.reply = trace.reply
     record.fallback = trace.fallback_used
     record.fallback_reason = trace.fallback_reason
@@ -127,6 +131,14 @@ def _fallback_trace(room: Room, reason: str) -> ReplyTrace:
     trace = ReplyTrace(agent="none")
     trace.add("fallback", reason, 0.0, reply=room.fallback_reply)
     return trace.finish(room.fallback_reply, fallback_reason=reason)
+
+
+def hook_blocked(trace: ReplyTrace) -> bool:
+    """A hook stopped the output (``block`` or ``fallback_reply``): the guardrail counts it."""
+    return any(
+        step.kind == "hook" and step.detail.get("action") in HOOK_BLOCKING_ACTIONS
+        for step in trace.steps
+    )
 
 
 def _first_ttft(trace: ReplyTrace) -> float | None:

@@ -247,6 +247,10 @@ class SimulatedExperiment:
             views=ev.row_views,
         )
 
+    def uv_rooms(self) -> IntArray:
+        """The room each simulated UV watches (index into the model's rooms)."""
+        return self._events.uv_room
+
     def pre_period(self) -> tuple[FloatArray, FloatArray]:
         """Pre-period (GMV, views) per UV id, for every simulated UV."""
         return self._events.uv_pre_gmv, self._events.uv_pre_views
@@ -317,12 +321,16 @@ def simulate_experiment(
     model: TrafficModel | None = None,
     treatment_loss: float = 0.0,
     seed: int | np.random.Generator | None = None,
+    assigned_arm: npt.ArrayLike | None = None,
 ) -> SimulatedExperiment:
     """Simulate one experiment over ``model.days`` days.
 
     Defaults echo the published A/B (80/20 split, +4.334% GMV per UV, +0.911% item-page
     views). ``treatment_loss`` drops that share of treated units after assignment - a
-    logging bug that the SRM check should catch.
+    logging bug that the SRM check should catch. ``assigned_arm`` (0 control / 1 treatment per
+    unit: UVs, rooms, or room-days as ``room * days + day``) replaces the Bernoulli draw with
+    an external assignment - the platform's hash assignment in ``simulate_traffic``; the draw
+    is still made, so everything else is the same for a given seed.
     """
     m = model or TrafficModel()
     if n_uvs < 1:
@@ -347,6 +355,11 @@ def simulate_experiment(
     # Randomization.
     n_units = {"uv": n_uvs, "room": m.rooms, "room_day": m.rooms * days}[unit]
     unit_arm = (rng.random(n_units) < treatment_weight).astype(np.int8)
+    if assigned_arm is not None:
+        external = np.asarray(assigned_arm, dtype=np.int8)
+        if external.shape != (n_units,) or not np.isin(external, (0, 1)).all():
+            raise ValueError(f"assigned_arm must be {n_units} values of 0 or 1 for unit={unit!r}")
+        unit_arm = external
     kept = np.ones(n_units, dtype=bool)
     if treatment_loss > 0.0:
         kept &= ~((unit_arm == 1) & (rng.random(n_units) < treatment_loss))

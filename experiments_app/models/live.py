@@ -1,5 +1,7 @@
-"""Live replies and their traces (experiments, exposures and events arrive with the A/B
-milestone; ``LiveReply.arm`` is the seam they plug into)."""
+"""Live replies and their traces, and latency reports.
+
+``LiveReply.arm`` is the agent kind that answered; ``experiment`` / ``experiment_arm`` say
+which running experiment routed the reply (None when the room's default served it)."""
 
 from __future__ import annotations
 
@@ -50,8 +52,24 @@ class LiveReply(models.Model):
         blank=True,
         related_name="+",
     )
+    experiment = models.ForeignKey(
+        "experiments_app.Experiment",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="replies",
+    )
+    experiment_arm = models.ForeignKey(
+        "experiments_app.ExperimentArm",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="replies",
+    )
     reply = models.TextField(blank=True)
     fallback = models.BooleanField(default=False)
+    # A hook blocked the output (action block / fallback_reply): the guardrail counts these.
+    hook_blocked = models.BooleanField(default=False)
     fallback_reason = models.CharField(max_length=120, blank=True)
     skill = models.CharField(max_length=64, blank=True)
     latency_ms = models.FloatField(null=True, blank=True)

@@ -1,0 +1,43 @@
+"""Models of the experiments app, one module per concern:
+
+* ``live``: live replies with their traces, latency reports;
+* ``experiments``: experiments, arms, phases, sticky assignments, exposures;
+* ``events``: viewer events and the rollups behind the readout.
+"""
+
+from experiments_app.models.events import (
+    ArmDayStats,
+    Event,
+    ExperimentMember,
+    ExperimentRollup,
+    RollupState,
+    UnitDay,
+    UvDay,
+)
+from experiments_app.models.experiments import (
+    BUCKETS,
+    Assignment,
+    Experiment,
+    ExperimentArm,
+    ExperimentPhase,
+    Exposure,
+)
+from experiments_app.models.live import LatencyReport, LiveReply
+
+__all__ = [
+    "BUCKETS",
+    "ArmDayStats",
+    "Assignment",
+    "Event",
+    "Experiment",
+    "ExperimentArm",
+    "ExperimentMember",
+    "ExperimentPhase",
+    "ExperimentRollup",
+    "Exposure",
+    "LatencyReport",
+    "LiveReply",
+    "RollupState",
+    "UnitDay",
+    "UvDay",
+]
