@@ -143,6 +143,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Choice sets shared by several fields get one name each in the schema.
+    "ENUM_NAME_OVERRIDES": {
+        "AgentKindEnum": "experiments_app.models.experiments.ExperimentArm.Kind",
+        "ExperimentMetricEnum": "experiments_app.models.experiments.Experiment.Metric",
+        "ExperimentStatusEnum": "experiments_app.models.experiments.Experiment.Status",
+    },
 }
 
 # Celery: embedded default is kombu's filesystem transport under var/ with results in the

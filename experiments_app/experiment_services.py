@@ -98,14 +98,14 @@ def validate_spec(spec: ExperimentSpec) -> list[tuple[str, str]]:
             errors.append(("secondary_metrics", f"{metric!r} is already the primary metric"))
     seen_guardrails: set[str] = set()
     for i, guard in enumerate(spec.guardrails):
-        metric = guard.get("metric")
+        metric = str(guard.get("metric"))
         if metric not in GUARDRAIL_METRICS:
             errors.append(
                 (f"guardrails[{i}].metric", f"must be one of {', '.join(GUARDRAIL_METRICS)}")
             )
         elif metric in seen_guardrails:
             errors.append((f"guardrails[{i}].metric", f"{metric!r} is listed twice"))
-        seen_guardrails.add(str(metric))
+        seen_guardrails.add(metric)
         tolerance = guard.get("tolerance")
         if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or tolerance < 0:
             errors.append(

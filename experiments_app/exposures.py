@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 from django.db import connection, transaction
 
@@ -59,7 +60,7 @@ def assign_and_expose(
     """The unit's persisted arm id (assigning ``arm_id`` first if it has none and ``create``),
     with the UV's exposure for ``day`` logged once. None: not assigned and not created."""
     if create and connection.vendor == "postgresql":
-        params = {
+        params: dict[str, Any] = {
             "experiment": experiment_id,
             "unit": unit,
             "arm": arm_id,

@@ -35,7 +35,6 @@ from experiments_app.models import (
     ExperimentRollup,
     LiveReply,
 )
-from experiments_app.rollups import experiment_window
 from experiments_app.stats.readout import (
     MetricReadout,
     adjusted_p_values,
@@ -198,7 +197,7 @@ def experiment_readout(*, experiment: Experiment, phase: int | None = None) -> R
     """The readout of ``experiment`` (the cohort group of phase ``phase``, default: current)."""
     arms = list(
         ExperimentArm.objects.filter(experiment=experiment)
-        .select_related("harness_version", "endpoint")
+        .select_related("harness_version__harness", "endpoint")
         .defer("harness_version__content")
         .order_by("position")
     )
@@ -218,7 +217,7 @@ def experiment_readout(*, experiment: Experiment, phase: int | None = None) -> R
     readout.group = group
     readout.notes += _phase_notes(experiment, phases, groups, group)
     sums = _Sums(
-        ArmDayStats.objects.filter(experiment_id=experiment.pk, phase_id__in=group.phase_ids)
+        list(ArmDayStats.objects.filter(experiment_id=experiment.pk, phase_id__in=group.phase_ids))
     )
     cumulative_days = sums.days("cumulative")
     if not cumulative_days:
@@ -241,9 +240,9 @@ def experiment_readout(*, experiment: Experiment, phase: int | None = None) -> R
         )
         for arm in arms
     ]
-    observed = {str(c.arm.pk): c.units for c in readout.counts}
+    observed = {c.arm.name: c.units for c in readout.counts}
     if sum(observed.values()) > 0 and all(c.weight > 0 for c in readout.counts):
-        readout.srm = srm_check(observed, {str(c.arm.pk): c.weight for c in readout.counts})
+        readout.srm = srm_check(observed, {c.arm.name: c.weight for c in readout.counts})
     planned = experiment.planned_units if experiment.sequential else None
     metric_names = [experiment.primary_metric, *experiment.secondary_metrics]
     readouts: dict[str, MetricReadout] = {}
@@ -378,7 +377,7 @@ def _latency_p95(experiment: Experiment) -> dict[int, float]:
     for arm, latency in LiveReply.objects.filter(
         experiment=experiment, status=LiveReply.Status.DONE, latency_ms__isnull=False
     ).values_list("experiment_arm_id", "latency_ms"):
-        if arm is not None:
+        if arm is not None and latency is not None:
             values[int(arm)].append(float(latency))
     return {arm: _percentile(sorted(v), 0.95) for arm, v in values.items()}
 
@@ -436,10 +435,3 @@ def _fmt(metric: str, value: float) -> str:
     if metric.endswith("_rate"):
         return f"{value:.1%}"
     return f"{value:.0f}"
-
-
-def window_of(experiment: Experiment) -> tuple[date, date] | None:
-    if experiment.started_at is None:
-        return None
-    window = experiment_window(experiment)
-    return window.start, window.end

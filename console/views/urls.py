@@ -1,6 +1,6 @@
 """URLs of the server-rendered operator console (namespace ``console``)."""
 
-from django.urls import path
+from django.urls import include, path
 
 from console.views import (
     api_keys,
@@ -64,4 +64,6 @@ urlpatterns = [
         harnesses.version_export,
         name="version-export",
     ),
+    # A/B experiments
+    path("", include("console.views.experiment_urls")),
 ]

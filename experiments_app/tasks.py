@@ -1,0 +1,34 @@
+"""Celery tasks of the experiments app (queue ``default``).
+
+``update_rollups`` is scheduled by Celery beat every ``HAT_ROLLUP_INTERVAL_S`` seconds and can
+be queued after a burst of events; it is idempotent and incremental, and a second copy that
+starts while one runs returns at once (the run holds a PostgreSQL advisory lock).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import shared_task
+
+from experiments_app.rollups import rollups_update
+
+
+@shared_task(
+    name="experiments_app.tasks.update_rollups",
+    acks_late=True,
+    soft_time_limit=600,
+    time_limit=660,
+    ignore_result=False,
+)
+def update_rollups(experiment_ids: list[int] | None = None, full: bool = False) -> dict[str, Any]:
+    """Bring the rollups up to date (``experiment_ids``: only those; ``full``: recompute)."""
+    report = rollups_update(full=full, experiment_ids=experiment_ids)
+    return {
+        "events": report.events,
+        "uv_days": report.uv_days,
+        "experiments": {str(pk): len(days) for pk, days in report.experiments.items()},
+        "full_refresh": report.full_refresh,
+        "seconds": round(report.seconds, 3),
+        "skipped": report.skipped,
+    }
