@@ -7,7 +7,13 @@ import os
 import platform
 import sys
 
-BENCHMARKS = ("bench.harness_registry", "bench.runtime_overhead", "bench.readout")
+BENCHMARKS = (
+    "bench.harness_registry",
+    "bench.runtime_overhead",
+    "bench.readout",
+    "bench.ingestion",
+    "bench.rollups",
+)
 
 
 def main(argv: list[str]) -> int:

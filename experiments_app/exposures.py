@@ -230,7 +230,7 @@ def _write_bulk_postgres(
     creatable: list[tuple[str, int, int]],
     exposures: list[tuple[int, str, date, str]],
 ) -> tuple[int, int]:
-    from experiments_app.pg_copy import copy_rows
+    from experiments_app.pg_copy import copy_into_staging
 
     assignments = Assignment._meta.db_table
     exposure_table = Exposure._meta.db_table
@@ -243,7 +243,9 @@ def _write_bulk_postgres(
             "CREATE TEMP TABLE IF NOT EXISTS exposure_staging "
             "(room_id bigint, uv_id text, day date, unit_key text) ON COMMIT DELETE ROWS"
         )
-        copy_rows(cursor, "assignment_staging", ("unit_key", "arm_id", "phase_id"), creatable)
+        copy_into_staging(
+            cursor, "assignment_staging", ("unit_key", "arm_id", "phase_id"), creatable
+        )
         cursor.execute(
             f"INSERT INTO {assignments} (experiment_id, unit_key, arm_id, phase_id, created_at) "
             "SELECT %s, unit_key, arm_id, phase_id, now() FROM assignment_staging "
@@ -251,7 +253,9 @@ def _write_bulk_postgres(
             [experiment_id],
         )
         new_assignments = cursor.rowcount
-        copy_rows(cursor, "exposure_staging", ("room_id", "uv_id", "day", "unit_key"), exposures)
+        copy_into_staging(
+            cursor, "exposure_staging", ("room_id", "uv_id", "day", "unit_key"), exposures
+        )
         cursor.execute(
             f"INSERT INTO {exposure_table} "
             "(experiment_id, assignment_id, arm_id, room_id, uv_id, day, created_at) "

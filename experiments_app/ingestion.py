@@ -252,7 +252,7 @@ _COLUMNS = ("event_id", "uv_id", "type", "amount", "currency", "ts", "day")
 
 
 def _store_postgres(room: Room, rows: Sequence[_Row], now: datetime) -> int:
-    from experiments_app.pg_copy import copy_rows
+    from experiments_app.pg_copy import copy_into_staging
 
     table = Event._meta.db_table
     columns = ", ".join(_COLUMNS)
@@ -263,7 +263,7 @@ def _store_postgres(room: Room, rows: Sequence[_Row], now: datetime) -> int:
             "type text, amount numeric(14, 2), currency text, ts timestamptz, day date) "
             "ON COMMIT DELETE ROWS"
         )
-        copy_rows(
+        copy_into_staging(
             cursor,
             "event_staging",
             _COLUMNS,

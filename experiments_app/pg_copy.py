@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 
-def copy_rows(
+def copy_into_staging(
     cursor: Any, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]
 ) -> None:
     """Empty ``table`` (a staging table), then COPY ``rows`` into it through the Django

@@ -4,24 +4,27 @@ One run (:func:`rollups_update`), every step a handful of ``INSERT ... SELECT ..
 statements - never a Python loop over events or UVs:
 
 1. **Events -> UvDay.** New events (id above the watermark, read under the ingestion
-   advisory lock so no lower id can still commit) are summed per (room, day, UV) and upserted.
-   The (room, day) pairs they touched are remembered.
-2. **Affected days per experiment**: touched days of its rooms inside its window, plus days of
-   exposures logged since the last run. A touched pre-period day (covariates change), a new
-   experiment or a new phase means a full refresh of that experiment instead.
-3. **Room-level exposures** (room and room-day units): every UV active in a covered room-day
-   is exposed (the host's replies are broadcast to the room).
-4. **Members**: per (unit, UV) the first exposure day, with the UV's pre-period GMV and views
-   (the 14 days before the start, same rooms) as CUPED covariates.
-5. **UnitDay** for the affected days: each unit's outcome that day (its members' events),
-   UVs active that day with their covariates, and UVs joining it that day.
-6. **ArmDayStats**: per (cohort phase, arm) the sums of the day's units ("daily") for the
-   affected days, and of per-unit running totals through each day ("cumulative") from the
-   first affected day on - per docs/STATISTICS.md, per-UV totals cannot be merged from
-   per-day sums, so the running totals are recomputed in one scan with one conditional
-   sum per day.
+   advisory lock so no lower id can still commit) are summed per (room, day, UV) once into a
+   temporary table, which is upserted into ``UvDay`` and kept as the run's new UV-days.
+2. **Per experiment, what changed**: its new UV-days (rooms and window) and the UV-days of
+   exposures logged since the last run. A new experiment, a new phase, new pre-period history
+   (covariates change) or a member whose first day moves earlier means a full refresh of that
+   experiment instead (every day recomputed from the base tables).
+3. **Room audiences** (room and room-day units): every UV active in a covered room-day is
+   exposed (the host's replies are broadcast to the room).
+4. **Members**: new (unit, UV) pairs from the new exposures, with the UV's pre-period GMV and
+   views (the 14 days before the start, same rooms) as CUPED covariates.
+5. **UnitDay**: the affected unit-days (the units of the changed UV-days, on those days) are
+   rewritten: the unit's outcome that day, the UVs active that day with their covariates,
+   the UVs joining it that day.
+6. **ArmDayStats** per (cohort phase, arm, day): "daily" sums over the affected days'
+   unit-days; "cumulative" sums over units of their running totals through each day. Only
+   the affected units' running totals can change, so the stored cumulative sums are updated
+   by their old and new contributions (one scan of those units' unit-days each) - per
+   docs/STATISTICS.md, per-unit totals are never merged from per-day sums.
 
-Each experiment's rewrite is one transaction, so a readout never sees half a refresh.
+Each experiment's rewrite is one transaction, so a readout never sees half a refresh; if it
+fails, the experiment is marked for a full refresh on the next run.
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ PRE_PERIOD_DAYS = 14
 EXPOSURE_SCAN_OVERLAP = timedelta(minutes=2)
 RUNNER_LOCK_KEY = 0x524F4C4C  # one rollup run at a time (PostgreSQL)
 CUMULATIVE_DAYS_PER_QUERY = 20
+ROLLUP_WORK_MEM = "256MB"
 METRICS = ("gmv", "views")
 
 T_EVENT = Event._meta.db_table
@@ -80,6 +84,7 @@ class RollupReport:
     full_refresh: list[int] = field(default_factory=list)
     seconds: float = 0.0
     skipped: bool = False
+    steps: dict[str, float] = field(default_factory=dict)
 
     def summary(self) -> str:
         if self.skipped:
@@ -88,7 +93,8 @@ class RollupReport:
         for pk, days in self.experiments.items():
             kind = "full refresh" if pk in self.full_refresh else "incremental"
             parts.append(f"experiment {pk}: {len(days)} day(s), {kind}")
-        return f"{'; '.join(parts)} in {self.seconds:.2f} s"
+        timing = ", ".join(f"{name} {secs:.2f}" for name, secs in self.steps.items())
+        return f"{'; '.join(parts)} in {self.seconds:.2f} s" + (f" ({timing})" if timing else "")
 
 
 def _in(values: Sequence[Any]) -> str:
@@ -123,22 +129,26 @@ def _committed_high_watermark() -> int:
     return int(rows[0][0] or 0)
 
 
+NEW_UV_DAYS = "rollup_new_uv_days"
+
+
 def _roll_up_events(state: RollupState, report: RollupReport) -> set[tuple[int, date]]:
+    """Upsert the new events' UV-day sums; keep them in a temp table; return (room, day)."""
+    _execute(f"DROP TABLE IF EXISTS {NEW_UV_DAYS}")
+    _execute(
+        f"CREATE TEMP TABLE {NEW_UV_DAYS} (room_id bigint, day date, uv_id varchar(128), "
+        "gmv double precision, views bigint, events bigint)"
+    )
     high = _committed_high_watermark()
     low = state.last_event_id
     if high <= low:
         return set()
+    started = time.perf_counter()
     with transaction.atomic():
-        touched = {
-            (int(room), _as_date(day))
-            for room, day in _fetch(
-                f"SELECT DISTINCT room_id, day FROM {T_EVENT} WHERE id > %s AND id <= %s",
-                [low, high],
-            )
-        }
-        report.uv_days = _execute(
+        _tune_session()
+        _execute(
             f"""
-            INSERT INTO {T_UVDAY} (room_id, day, uv_id, gmv, views, events)
+            INSERT INTO {NEW_UV_DAYS} (room_id, day, uv_id, gmv, views, events)
             SELECT room_id, day, uv_id,
                    SUM(CASE WHEN type = 'confirmed_receipt' THEN amount
                             WHEN type = 'refund' THEN -amount ELSE 0 END),
@@ -146,19 +156,28 @@ def _roll_up_events(state: RollupState, report: RollupReport) -> set[tuple[int, 
                    COUNT(*)
             FROM {T_EVENT} WHERE id > %s AND id <= %s
             GROUP BY room_id, day, uv_id
+            """,
+            [low, high],
+        )
+        _analyze([NEW_UV_DAYS])
+        report.uv_days = _execute(
+            f"""
+            INSERT INTO {T_UVDAY} (room_id, day, uv_id, gmv, views, events)
+            SELECT room_id, day, uv_id, gmv, views, events FROM {NEW_UV_DAYS} WHERE 1 = 1
             ON CONFLICT (room_id, day, uv_id) DO UPDATE SET
                 gmv = {T_UVDAY}.gmv + excluded.gmv,
                 views = {T_UVDAY}.views + excluded.views,
                 events = {T_UVDAY}.events + excluded.events
-            """,
-            [low, high],
+            """
         )
-        report.events = _fetch(
-            f"SELECT COUNT(*) FROM {T_EVENT} WHERE id > %s AND id <= %s", [low, high]
-        )[0][0]
+        touched_rows = _fetch(
+            f"SELECT room_id, day, SUM(events) FROM {NEW_UV_DAYS} GROUP BY room_id, day"
+        )
+        report.events = int(sum(int(n) for _, _, n in touched_rows))
         state.last_event_id = high
         state.save(update_fields=["last_event_id", "updated_at"])
-    return touched
+    report.steps["events -> UV-days"] = time.perf_counter() - started
+    return {(int(room), _as_date(day)) for room, day, _ in touched_rows}
 
 
 # --- 2. which days of which experiment -----------------------------------------------------
@@ -187,18 +206,6 @@ def experiment_window(experiment: Experiment, now: datetime | None = None) -> Wi
     return Window(start, max(start, end))
 
 
-def _exposure_days_since(since: datetime | None) -> dict[int, set[date]]:
-    if since is None:
-        return {}
-    out: dict[int, set[date]] = {}
-    for experiment_id, day in _fetch(
-        f"SELECT DISTINCT experiment_id, day FROM {T_EXPOSURE} WHERE created_at >= %s",
-        [since - EXPOSURE_SCAN_OVERLAP],
-    ):
-        out.setdefault(int(experiment_id), set()).add(_as_date(day))
-    return out
-
-
 # --- the run ---------------------------------------------------------------------------------
 
 
@@ -216,7 +223,6 @@ def rollups_update(
         state, _ = RollupState.objects.get_or_create(name="events")
         scan_from = state.exposures_scanned_at
         touched = _roll_up_events(state, report)
-        exposure_days = _exposure_days_since(scan_from)
         experiments = Experiment.objects.filter(
             status__in=[Experiment.Status.RUNNING, Experiment.Status.STOPPED]
         ).order_by("pk")
@@ -224,19 +230,27 @@ def rollups_update(
             experiments = experiments.filter(pk__in=experiment_ids)
         for experiment in experiments:
             rollup, _ = ExperimentRollup.objects.get_or_create(experiment=experiment)
-            days = _refresh_experiment(
-                experiment,
-                rollup,
-                touched=touched,
-                exposure_days=exposure_days.get(experiment.pk, set()),
-                full=full or rollup.full_refresh_needed,
-                now=now,
-                report=report,
-            )
+            try:
+                days = _refresh_experiment(
+                    experiment,
+                    rollup,
+                    touched=touched,
+                    since=scan_from - EXPOSURE_SCAN_OVERLAP if scan_from else None,
+                    full=full or rollup.full_refresh_needed,
+                    now=now,
+                    report=report,
+                )
+            except Exception:
+                # The new events are already folded into UvDay: only a full refresh can
+                # bring this experiment back in step.
+                ExperimentRollup.objects.filter(pk=rollup.pk).update(full_refresh_needed=True)
+                raise
             if days:
                 report.experiments[experiment.pk] = days
         state.exposures_scanned_at = now
         state.save(update_fields=["exposures_scanned_at", "updated_at"])
+        for table in (NEW_UV_DAYS, TOUCHED_UV_DAYS, AFFECTED, MEMBER_SOURCE, TOUCHED):
+            _execute(f"DROP TABLE IF EXISTS {table}")
     report.seconds = time.perf_counter() - started
     log.info("rollups: %s", report.summary())
     return report
@@ -262,7 +276,7 @@ def _refresh_experiment(
     rollup: ExperimentRollup,
     *,
     touched: set[tuple[int, date]],
-    exposure_days: set[date],
+    since: datetime | None,
     full: bool,
     now: datetime,
     report: RollupReport,
@@ -270,35 +284,143 @@ def _refresh_experiment(
     window = experiment_window(experiment, now)
     room_ids = sorted(experiment.rooms.values_list("pk", flat=True))
     rooms = set(room_ids)
-    if not full:
-        pre_touched = any(
-            room in rooms and window.pre_start <= day < window.start for room, day in touched
+    if since is None or any(
+        room in rooms and window.pre_start <= day < window.start for room, day in touched
+    ):
+        full = True  # never scanned, or new pre-period history: covariates change
+    with transaction.atomic():
+        _tune_session()
+        days = (
+            None
+            if full or since is None
+            else _refresh_incremental(experiment, room_ids, window, since, now, report)
         )
-        full = pre_touched
-    if full:
-        days = window.days()
-    else:
-        touched_days = {
-            day for room, day in touched if room in rooms and window.start <= day <= window.end
-        }
-        days = sorted(touched_days | {d for d in exposure_days if window.start <= d <= window.end})
+        if days is None:
+            report.full_refresh.append(experiment.pk)
+            days = _refresh_full(experiment, room_ids, window, now, report)
+        if days:
+            rollup.full_refresh_needed = False
+            rollup.refreshed_at = now
+            rollup.save(update_fields=["full_refresh_needed", "refreshed_at"])
+        elif rollup.full_refresh_needed:
+            rollup.full_refresh_needed = False
+            rollup.save(update_fields=["full_refresh_needed"])
+    return days
+
+
+def _refresh_full(
+    experiment: Experiment, room_ids: list[int], window: Window, now: datetime, report: RollupReport
+) -> list[date]:
+    """Recompute everything of the experiment from exposures and UV-days."""
+    clock = _Clock(report)
+    for model in (ExperimentMember, UnitDay, ArmDayStats):
+        model.objects.filter(experiment_id=experiment.pk).delete()
+    _analyze([T_UVDAY, T_EXPOSURE, T_ASSIGNMENT])
+    days = window.days()
+    if experiment.unit != Experiment.Unit.UV:
+        _expose_room_audiences(experiment, room_ids, days, now)
+    _stage_member_source(experiment, f"day IN ({_in(days)})", days)
+    _insert_new_members(experiment, room_ids, window)
+    _analyze([T_MEMBER])
+    clock.lap("members")
+    _rewrite_unit_days(experiment, room_ids, days=days)
+    clock.lap("unit-days")
+    data_days = _data_days(experiment.pk)
+    if data_days:
+        _rewrite_daily_stats(experiment, data_days)
+        _rewrite_cumulative_stats(experiment.pk, min(data_days))
+    clock.lap("stats")
+    return days
+
+
+def _refresh_incremental(
+    experiment: Experiment,
+    room_ids: list[int],
+    window: Window,
+    since: datetime,
+    now: datetime,
+    report: RollupReport,
+) -> list[date] | None:
+    """Rewrite only what the run's new UV-days and exposures touch; None: needs a full
+    refresh (a member's first day moved earlier)."""
+    clock = _Clock(report)
+    if not _stage_touched_uv_days(experiment, room_ids, window, since):
+        return []
+    if experiment.unit != Experiment.Unit.UV:
+        days = [_as_date(d) for (d,) in _fetch(f"SELECT DISTINCT day FROM {TOUCHED_UV_DAYS}")]
+        _expose_room_audiences(experiment, room_ids, days, now)
+        clock.lap("room audiences")
+    _stage_member_source(experiment, "created_at >= %s", [since])
+    if _first_days_move_earlier():
+        return None
+    _insert_new_members(experiment, room_ids, window)
+    clock.lap("members")
+    days = _stage_affected_unit_days(experiment)
     if not days:
         return []
-    with transaction.atomic():
-        if full:
-            report.full_refresh.append(experiment.pk)
-            for model in (ExperimentMember, UnitDay, ArmDayStats):
-                model.objects.filter(experiment_id=experiment.pk).delete()
-        if experiment.unit != Experiment.Unit.UV:
-            _expose_room_audiences(experiment, room_ids, days, now)
-        days = _extend_for_earlier_first_days(experiment, days)
-        _upsert_members(experiment, room_ids, window, days)
-        _rewrite_unit_days(experiment, room_ids, days)
-        _rewrite_stats(experiment, days, window)
-        rollup.full_refresh_needed = False
-        rollup.refreshed_at = now
-        rollup.save(update_fields=["full_refresh_needed", "refreshed_at"])
+    cutoffs = _cutoffs(experiment.pk, days)
+    previous = _cumulative_sums(experiment.pk, cutoffs, touched=True)
+    clock.lap("cumulative stats")
+    _rewrite_unit_days(experiment, room_ids, days=None)
+    clock.lap("unit-days")
+    _rewrite_daily_stats(experiment, days)
+    clock.lap("daily stats")
+    _update_cumulative_stats(experiment.pk, cutoffs, previous)
+    clock.lap("cumulative stats")
     return days
+
+
+TOUCHED_UV_DAYS = "rollup_touched_uv_days"
+AFFECTED = "rollup_affected_unit_days"
+
+
+def _stage_touched_uv_days(
+    experiment: Experiment, room_ids: list[int], window: Window, since: datetime
+) -> bool:
+    """The experiment's UV-days that changed: new event sums in its rooms and window, and
+    UV-days of exposures logged since the last run."""
+    _execute(f"DROP TABLE IF EXISTS {TOUCHED_UV_DAYS}")
+    _execute(
+        f"""
+        CREATE TEMP TABLE {TOUCHED_UV_DAYS} AS
+        SELECT room_id, uv_id, day FROM {NEW_UV_DAYS}
+        WHERE room_id IN ({_in(room_ids)}) AND day >= %s AND day <= %s
+        UNION
+        SELECT room_id, uv_id, day FROM {T_EXPOSURE}
+        WHERE experiment_id = %s AND created_at >= %s
+        """,
+        [*room_ids, window.start, window.end, experiment.pk, since],
+    )
+    _analyze([TOUCHED_UV_DAYS])
+    return bool(_fetch(f"SELECT 1 FROM {TOUCHED_UV_DAYS} LIMIT 1"))
+
+
+def _stage_affected_unit_days(experiment: Experiment) -> list[date]:
+    """(unit, day) pairs whose unit-day changes: the units of the touched UV-days' members."""
+    member_on = _MEMBER_ON[Experiment.Unit(experiment.unit)].replace("act.", "t.")
+    _execute(f"DROP TABLE IF EXISTS {AFFECTED}")
+    _execute(
+        f"""
+        CREATE TEMP TABLE {AFFECTED} AS
+        SELECT DISTINCT m.unit_id, t.day FROM {TOUCHED_UV_DAYS} t
+        JOIN {T_MEMBER} m ON m.experiment_id = %s AND m.uv_id = t.uv_id AND {member_on}
+        """,
+        [experiment.pk],
+    )
+    _analyze([AFFECTED])
+    _execute(f"DROP TABLE IF EXISTS {TOUCHED}")
+    _execute(f"CREATE TEMP TABLE {TOUCHED} AS SELECT DISTINCT unit_id FROM {AFFECTED}")
+    _analyze([TOUCHED])
+    return sorted(_as_date(d) for (d,) in _fetch(f"SELECT DISTINCT day FROM {AFFECTED}"))
+
+
+def _data_days(experiment_id: int) -> list[date]:
+    return [
+        _as_date(d)
+        for (d,) in _fetch(
+            f"SELECT DISTINCT day FROM {T_UNITDAY} WHERE experiment_id = %s", [experiment_id]
+        )
+    ]
 
 
 # --- 3. room-level exposures ------------------------------------------------------------------
@@ -352,94 +474,111 @@ def _expose_room_audiences(
 
 # --- 4. members ------------------------------------------------------------------------------
 
+MEMBER_SOURCE = "rollup_member_source"
 
-def _member_source(experiment: Experiment, days: list[date]) -> tuple[str, list[Any]]:
-    """(unit, UV[, room]) with their first exposure day among ``days``."""
+
+def _stage_member_source(experiment: Experiment, condition: str, params: Sequence[Any]) -> None:
+    """(unit, UV[, room]) with their first exposure day among the exposures matching
+    ``condition``, in a temp table shared by the next statements."""
     room_col = "CAST(NULL AS BIGINT)" if experiment.unit == Experiment.Unit.UV else "room_id"
     group_room = "" if experiment.unit == Experiment.Unit.UV else ", room_id"
-    sql = f"""
-        SELECT assignment_id, uv_id, {room_col} AS room_id, MIN(day) AS first_day
-        FROM {T_EXPOSURE} WHERE experiment_id = %s AND day IN ({_in(days)})
-        GROUP BY assignment_id, uv_id{group_room}
-    """
-    return sql, [experiment.pk, *days]
-
-
-def _extend_for_earlier_first_days(experiment: Experiment, days: list[date]) -> list[date]:
-    """A late exposure can move a member's first day earlier; every day from the new to the
-    old first day then changes (for UV units, outcomes count from the first day)."""
-    source, params = _member_source(experiment, days)
-    low, high = _fetch(
+    _execute(f"DROP TABLE IF EXISTS {MEMBER_SOURCE}")
+    _execute(
         f"""
-        SELECT MIN(x.first_day), MAX(m.first_day) FROM ({source}) x
-        JOIN {T_MEMBER} m ON m.unit_id = x.assignment_id AND m.uv_id = x.uv_id
-        WHERE x.first_day < m.first_day
+        CREATE TEMP TABLE {MEMBER_SOURCE} AS
+        SELECT assignment_id, uv_id, {room_col} AS room_id, MIN(day) AS first_day
+        FROM {T_EXPOSURE} WHERE experiment_id = %s AND {condition}
+        GROUP BY assignment_id, uv_id{group_room}
         """,
-        params,
-    )[0]
-    if low is None:
-        return days
-    low, high = _as_date(low), _as_date(high)
-    extra = {low + timedelta(days=i) for i in range((high - low).days + 1)}
-    return sorted(set(days) | extra)
+        [experiment.pk, *params],
+    )
+    _analyze([MEMBER_SOURCE])  # temp tables are never auto-analyzed
 
 
-def _upsert_members(
-    experiment: Experiment, room_ids: list[int], window: Window, days: list[date]
-) -> None:
-    source, params = _member_source(experiment, days)
-    uv_unit = experiment.unit == Experiment.Unit.UV
-    pre_keys = "p.uv_id" if uv_unit else "p.room_id, p.uv_id"
-    pre_join = "pre.uv_id = x.uv_id" + ("" if uv_unit else " AND pre.room_id = x.room_id")
+def _first_days_move_earlier() -> bool:
+    """A late exposure moved a member's first day earlier: every unit-day from the new to the
+    old first day changes (for UV units, outcomes count from the first day). Rare; the
+    caller recomputes the experiment in full."""
+    return bool(
+        _fetch(
+            f"""
+            SELECT 1 FROM {MEMBER_SOURCE} x
+            JOIN {T_MEMBER} m ON m.unit_id = x.assignment_id AND m.uv_id = x.uv_id
+            WHERE x.first_day < m.first_day LIMIT 1
+            """
+        )
+    )
+
+
+def _insert_new_members(experiment: Experiment, room_ids: list[int], window: Window) -> None:
+    """New (unit, UV) pairs with their pre-period covariates (existing ones are skipped
+    before any work: re-reading a day's exposures costs an anti-join, not an upsert)."""
+    same_room = "" if experiment.unit == Experiment.Unit.UV else " AND p.room_id = x.room_id"
     _execute(
         f"""
         INSERT INTO {T_MEMBER}
             (experiment_id, unit_id, arm_id, phase_id, uv_id, room_id, first_day, c_gmv, c_views)
         SELECT %s, x.assignment_id, a.arm_id, a.phase_id, x.uv_id, x.room_id, x.first_day,
-               COALESCE(pre.gmv, 0), COALESCE(pre.views, 0)
-        FROM ({source}) x
+               COALESCE(SUM(p.gmv), 0), COALESCE(SUM(p.views), 0)
+        FROM {MEMBER_SOURCE} x
         JOIN {T_ASSIGNMENT} a ON a.id = x.assignment_id
-        LEFT JOIN (
-            SELECT {pre_keys}, SUM(p.gmv) AS gmv, SUM(p.views) AS views
-            FROM {T_UVDAY} p
-            WHERE p.room_id IN ({_in(room_ids)}) AND p.day >= %s AND p.day < %s
-              AND p.uv_id IN (
-                  SELECT uv_id FROM {T_EXPOSURE} WHERE experiment_id = %s AND day IN ({_in(days)})
-              )
-            GROUP BY {pre_keys}
-        ) pre ON {pre_join}
-        WHERE 1 = 1
-        ON CONFLICT (unit_id, uv_id) DO UPDATE SET first_day = excluded.first_day
-        WHERE excluded.first_day < {T_MEMBER}.first_day
+        LEFT JOIN {T_UVDAY} p ON p.uv_id = x.uv_id AND p.day >= %s AND p.day < %s
+             AND p.room_id IN ({_in(room_ids)}){same_room}
+        WHERE NOT EXISTS (
+            SELECT 1 FROM {T_MEMBER} m WHERE m.unit_id = x.assignment_id AND m.uv_id = x.uv_id
+        )
+        GROUP BY x.assignment_id, x.uv_id, x.room_id, x.first_day, a.arm_id, a.phase_id
+        ON CONFLICT (unit_id, uv_id) DO NOTHING
         """,
-        [
-            experiment.pk,
-            *params,
-            *room_ids,
-            window.pre_start,
-            window.start,
-            experiment.pk,
-            *days,
-        ],
+        [experiment.pk, window.pre_start, window.start, *room_ids],
     )
+
+
+def _analyze(tables: Sequence[str]) -> None:
+    """Fresh planner statistics after bulk rewrites (PostgreSQL; autovacuum lags bulk loads,
+    and a plan built on stale row counts can turn a hash join into a nested loop)."""
+    if connection.vendor == "postgresql":
+        _execute(f"ANALYZE {', '.join(tables)}")
 
 
 # --- 5. unit-days ----------------------------------------------------------------------------
 
 
-def _rewrite_unit_days(experiment: Experiment, room_ids: list[int], days: list[date]) -> None:
-    unit = experiment.unit
-    act_keys = "uv_id, day" if unit == Experiment.Unit.UV else "room_id, uv_id, day"
-    member_on = {
-        Experiment.Unit.UV: "m.first_day <= act.day",
-        Experiment.Unit.ROOM: "m.room_id = act.room_id AND m.first_day <= act.day",
-        Experiment.Unit.ROOM_DAY: "m.room_id = act.room_id AND m.first_day = act.day",
-    }[Experiment.Unit(unit)]
+_MEMBER_ON = {
+    Experiment.Unit.UV: "m.first_day <= act.day",
+    Experiment.Unit.ROOM: "m.room_id = act.room_id AND m.first_day <= act.day",
+    Experiment.Unit.ROOM_DAY: "m.room_id = act.room_id AND m.first_day = act.day",
+}
+
+
+def _rewrite_unit_days(
+    experiment: Experiment, room_ids: list[int], *, days: list[date] | None
+) -> None:
+    """Recompute unit-days: of whole ``days`` (full refresh), or - ``days=None`` - of the
+    affected (unit, day) pairs, reading only the touched UV-days (UV units) or room-days."""
+    uv_unit = experiment.unit == Experiment.Unit.UV
+    act_keys = "uv_id, day" if uv_unit else "room_id, uv_id, day"
+    member_on = _MEMBER_ON[Experiment.Unit(experiment.unit)]
     joined = "CASE WHEN m.first_day = act.day THEN"
-    _execute(
-        f"DELETE FROM {T_UNITDAY} WHERE experiment_id = %s AND day IN ({_in(days)})",
-        [experiment.pk, *days],
-    )
+    pk = experiment.pk
+    if days is not None:
+        scope_uv = scope_exposure = f" AND day IN ({_in(days)})"
+        scope_params: list[Any] = list(days)
+        _execute(
+            f"DELETE FROM {T_UNITDAY} WHERE experiment_id = %s AND day IN ({_in(days)})",
+            [pk, *days],
+        )
+    else:
+        keys = "uv_id, day" if uv_unit else "room_id, day"
+        scope_uv = scope_exposure = (
+            f" AND ({keys}) IN (SELECT DISTINCT {keys} FROM {TOUCHED_UV_DAYS})"
+        )
+        scope_params = []
+        _execute(
+            f"DELETE FROM {T_UNITDAY} WHERE experiment_id = %s "
+            f"AND (unit_id, day) IN (SELECT unit_id, day FROM {AFFECTED})",
+            [pk],
+        )
     _execute(
         f"""
         INSERT INTO {T_UNITDAY} (experiment_id, day, unit_id, arm_id, phase_id, y_gmv, y_views,
@@ -452,17 +591,17 @@ def _rewrite_unit_days(experiment: Experiment, room_ids: list[int], days: list[d
         FROM (
             SELECT {act_keys}, SUM(gmv) AS gmv, SUM(views) AS views FROM (
                 SELECT room_id, uv_id, day, gmv, views FROM {T_UVDAY}
-                WHERE room_id IN ({_in(room_ids)}) AND day IN ({_in(days)})
+                WHERE room_id IN ({_in(room_ids)}){scope_uv}
                 UNION ALL
                 SELECT room_id, uv_id, day, 0, 0 FROM {T_EXPOSURE}
-                WHERE experiment_id = %s AND day IN ({_in(days)})
+                WHERE experiment_id = %s{scope_exposure}
             ) raw
             GROUP BY {act_keys}
         ) act
         JOIN {T_MEMBER} m ON m.experiment_id = %s AND m.uv_id = act.uv_id AND {member_on}
         GROUP BY act.day, m.unit_id, m.arm_id, m.phase_id
         """,
-        [experiment.pk, *room_ids, *days, experiment.pk, *days, experiment.pk],
+        [pk, *room_ids, *scope_params, pk, *scope_params, pk],
     )
 
 
@@ -514,7 +653,7 @@ def _stats_rows(
     return rows
 
 
-def _rewrite_stats(experiment: Experiment, days: list[date], window: Window) -> None:
+def _rewrite_daily_stats(experiment: Experiment, days: list[date]) -> None:
     pk = experiment.pk
     daily_cols = ["COUNT(*)", "SUM(uvs)", "SUM(uvs * uvs)"]
     for metric in METRICS:
@@ -532,56 +671,157 @@ def _rewrite_stats(experiment: Experiment, days: list[date], window: Window) -> 
     ).delete()
     ArmDayStats.objects.bulk_create(rows)
 
-    last = _fetch(f"SELECT MAX(day) FROM {T_UNITDAY} WHERE experiment_id = %s", [pk])[0][0]
-    if last is None:
-        ArmDayStats.objects.filter(experiment_id=pk, scope=ArmDayStats.Scope.CUMULATIVE).delete()
-        return
-    last_day = _as_date(last)
+
+def _last_day(experiment_id: int) -> date | None:
+    last = _fetch(f"SELECT MAX(day) FROM {T_UNITDAY} WHERE experiment_id = %s", [experiment_id])
+    return None if last[0][0] is None else _as_date(last[0][0])
+
+
+def _cutoffs(experiment_id: int, days: list[date]) -> list[date]:
+    """Every day from the first affected one to the last one that has (or will have) data."""
+    last = max(filter(None, [_last_day(experiment_id), max(days)]))
     first = min(days)
-    ArmDayStats.objects.filter(
-        experiment_id=pk, scope=ArmDayStats.Scope.CUMULATIVE, day__gte=first
-    ).delete()
-    cutoffs = [first + timedelta(days=i) for i in range((last_day - first).days + 1)]
+    return [first + timedelta(days=i) for i in range((last - first).days + 1)]
+
+
+Sums = dict[tuple[int, int], list[list[float]]]  # (arm, phase) -> per cutoff: _WIDTH values
+_WIDTH = 3 + 2 * len(_STAT_FIELDS)  # n, sum_x, sum_x2, then the 7 moments per metric
+TOUCHED = "rollup_touched_units"
+
+
+def _cumulative_sums(experiment_id: int, cutoffs: list[date], *, touched: bool) -> Sums:
+    """Per (arm, phase): sums over units of f(running totals through each cutoff), with the
+    running totals from one scan (one conditional sum per cutoff). ``touched``: only the
+    units in the touched-units table."""
+    out: Sums = {}
     for start in range(0, len(cutoffs), CUMULATIVE_DAYS_PER_QUERY):
-        ArmDayStats.objects.bulk_create(
-            _cumulative_rows(pk, cutoffs[start : start + CUMULATIVE_DAYS_PER_QUERY])
-        )
+        chunk = cutoffs[start : start + CUMULATIVE_DAYS_PER_QUERY]
+        inner: list[str] = []
+        outer: list[str] = []
+        params: list[Any] = []
+        for k, cutoff in enumerate(chunk):
+            columns = {
+                "x": "new_uvs",
+                "g": "y_gmv",
+                "v": "y_views",
+                "cg": "new_c_gmv",
+                "cv": "new_c_views",
+            }
+            for name, column in columns.items():
+                inner.append(f"SUM(CASE WHEN day <= %s THEN {column} ELSE 0 END) AS {name}{k}")
+                params.append(cutoff)
+            outer += [
+                f"SUM(CASE WHEN x{k} > 0 THEN 1 ELSE 0 END)",
+                f"SUM(x{k})",
+                f"SUM(x{k} * x{k})",
+            ]
+            outer += _moment_sql(f"x{k}", f"g{k}", f"cg{k}")
+            outer += _moment_sql(f"x{k}", f"v{k}", f"cv{k}")
+        restrict = f" AND unit_id IN (SELECT unit_id FROM {TOUCHED})" if touched else ""
+        sql = f"""
+            SELECT arm_id, phase_id, {", ".join(outer)} FROM (
+                SELECT unit_id, arm_id, phase_id, {", ".join(inner)}
+                FROM {T_UNITDAY} WHERE experiment_id = %s AND day <= %s{restrict}
+                GROUP BY unit_id, arm_id, phase_id
+            ) u GROUP BY arm_id, phase_id
+        """
+        for arm_id, phase_id, *values in _fetch(sql, [*params, experiment_id, chunk[-1]]):
+            per_cutoff = out.setdefault((int(arm_id), int(phase_id)), [])
+            for k in range(len(chunk)):
+                per_cutoff.append([float(v or 0) for v in values[k * _WIDTH : (k + 1) * _WIDTH]])
+    width = len(cutoffs)
+    for key, per_cutoff in out.items():  # (arm, phase) seen in only some chunks: pad
+        if len(per_cutoff) != width:
+            out[key] = per_cutoff + [[0.0] * _WIDTH] * (width - len(per_cutoff))
+    return out
 
 
-def _cumulative_rows(experiment_id: int, cutoffs: list[date]) -> list[ArmDayStats]:
-    """Per-unit running totals through each cutoff (one scan), then sums over units."""
-    inner: list[str] = []
-    outer: list[str] = []
-    params: list[Any] = []
-    for k, cutoff in enumerate(cutoffs):
-        sums = {
-            "x": "new_uvs",
-            "g": "y_gmv",
-            "v": "y_views",
-            "cg": "new_c_gmv",
-            "cv": "new_c_views",
-        }
-        for name, column in sums.items():
-            inner.append(f"SUM(CASE WHEN day <= %s THEN {column} ELSE 0 END) AS {name}{k}")
-            params.append(cutoff)
-        outer += [f"SUM(CASE WHEN x{k} > 0 THEN 1 ELSE 0 END)", f"SUM(x{k})", f"SUM(x{k} * x{k})"]
-        outer += _moment_sql(f"x{k}", f"g{k}", f"cg{k}")
-        outer += _moment_sql(f"x{k}", f"v{k}", f"cv{k}")
-    sql = f"""
-        SELECT arm_id, phase_id, {", ".join(outer)} FROM (
-            SELECT unit_id, arm_id, phase_id, {", ".join(inner)}
-            FROM {T_UNITDAY} WHERE experiment_id = %s AND day <= %s
-            GROUP BY unit_id, arm_id, phase_id
-        ) u GROUP BY arm_id, phase_id
-    """
-    width = 3 + 2 * len(_STAT_FIELDS)
+def _write_cumulative(experiment_id: int, cutoffs: list[date], sums: Sums) -> None:
+    last = _last_day(experiment_id)
     rows: list[ArmDayStats] = []
-    for arm_id, phase_id, *values in _fetch(sql, [*params, experiment_id, cutoffs[-1]]):
-        for k, cutoff in enumerate(cutoffs):
-            chunk = values[k * width : (k + 1) * width]
-            if int(chunk[0] or 0) == 0:
+    for (arm_id, phase_id), per_cutoff in sums.items():
+        for cutoff, values in zip(cutoffs, per_cutoff, strict=True):
+            if last is None or cutoff > last or round(values[0]) <= 0:
                 continue
-            rows += _stats_rows(
-                experiment_id, cutoff, "cumulative", int(arm_id), int(phase_id), chunk
-            )
-    return rows
+            values = [round(values[0]), *values[1:]]
+            rows += _stats_rows(experiment_id, cutoff, "cumulative", arm_id, phase_id, values)
+    ArmDayStats.objects.filter(
+        experiment_id=experiment_id, scope=ArmDayStats.Scope.CUMULATIVE, day__gte=cutoffs[0]
+    ).delete()
+    ArmDayStats.objects.bulk_create(rows)
+
+
+def _rewrite_cumulative_stats(experiment_id: int, first: date) -> None:
+    """From scratch (full refresh): every unit's running totals."""
+    if _last_day(experiment_id) is None:
+        ArmDayStats.objects.filter(
+            experiment_id=experiment_id, scope=ArmDayStats.Scope.CUMULATIVE
+        ).delete()
+        return
+    cutoffs = _cutoffs(experiment_id, [first])
+    _write_cumulative(
+        experiment_id, cutoffs, _cumulative_sums(experiment_id, cutoffs, touched=False)
+    )
+
+
+def _update_cumulative_stats(experiment_id: int, cutoffs: list[date], previous: Sums) -> None:
+    """new(k) = stored(k) - touched units' old contribution(k) + their new contribution(k).
+
+    Untouched units keep their running totals, so the stored sums only change by what the
+    touched units contribute; this rescans the touched units' unit-days instead of all.
+    ``previous`` is the touched units' contribution before the rewrite, at ``cutoffs``."""
+    current = _cumulative_sums(experiment_id, cutoffs, touched=True)
+    stored = _stored_cumulative(experiment_id, cutoffs)
+    combined: Sums = {}
+    for key in set(previous) | set(current) | set(stored):
+        zero = [[0.0] * _WIDTH for _ in cutoffs]
+        old, before, after = stored.get(key, zero), previous.get(key, zero), current.get(key, zero)
+        combined[key] = [
+            [o - b + a for o, b, a in zip(old[k], before[k], after[k], strict=True)]
+            for k in range(len(cutoffs))
+        ]
+    _write_cumulative(experiment_id, cutoffs, combined)
+
+
+def _stored_cumulative(experiment_id: int, cutoffs: list[date]) -> Sums:
+    """The stored cumulative sums at each cutoff, carrying the last stored day forward (no
+    data after it means the same running totals)."""
+    by_key: dict[tuple[int, int], dict[date, list[float]]] = {}
+    for row in ArmDayStats.objects.filter(
+        experiment_id=experiment_id, scope=ArmDayStats.Scope.CUMULATIVE, day__lte=cutoffs[-1]
+    ).order_by("day"):
+        vector = by_key.setdefault((row.arm_id, row.phase_id), {}).setdefault(
+            row.day, [0.0] * _WIDTH
+        )
+        vector[0], vector[1], vector[2] = float(row.n), row.sum_x, row.sum_x2
+        offset = 3 + METRICS.index(row.metric) * len(_STAT_FIELDS)
+        for i, name in enumerate(_STAT_FIELDS):
+            vector[offset + i] = getattr(row, name)
+    out: Sums = {}
+    for key, per_day in by_key.items():
+        days_sorted = sorted(per_day)
+        series = []
+        for cutoff in cutoffs:
+            earlier = [d for d in days_sorted if d <= cutoff]
+            series.append(list(per_day[earlier[-1]]) if earlier else [0.0] * _WIDTH)
+        out[key] = series
+    return out
+
+
+class _Clock:
+    def __init__(self, report: RollupReport) -> None:
+        self.report = report
+        self.started = time.perf_counter()
+
+    def lap(self, step: str) -> None:
+        now = time.perf_counter()
+        self.report.steps[step] = self.report.steps.get(step, 0.0) + now - self.started
+        self.started = now
+
+
+def _tune_session() -> None:
+    """Bulk statements sort and hash hundreds of thousands of rows: give this transaction
+    room to do it in memory, and skip JIT compilation (it costs more than it saves here)."""
+    if connection.vendor == "postgresql":
+        _execute(f"SET LOCAL work_mem = '{ROLLUP_WORK_MEM}'")
+        _execute("SET LOCAL jit = off")

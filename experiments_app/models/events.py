@@ -138,6 +138,8 @@ class UnitDay(models.Model):
                 fields=["experiment_id", "day", "unit_id"], name="unit_day_unique"
             ),
         ]
+        # Incremental cumulative stats rescan only the units touched by a run.
+        indexes = [models.Index(fields=["experiment_id", "unit_id"], name="unit_day_by_unit")]
 
     def __str__(self) -> str:
         return f"{self.experiment_id}/{self.unit_id}@{self.day}"
