@@ -7,7 +7,12 @@ import os
 import platform
 import sys
 
-BENCHMARKS = ("bench.harness_registry", "bench.runtime_overhead", "bench.readout")
+BENCHMARKS = (
+    "bench.harness_registry",
+    "bench.hsa",
+    "bench.runtime_overhead",
+    "bench.readout",
+)
 
 
 def main(argv: list[str]) -> int:
