@@ -96,6 +96,11 @@ STATICFILES_DIRS = [BASE_DIR / "console" / "static"]
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 
+# Artifacts (datasets, reports) live under var/; they are served only through authenticated
+# views, never as public media.
+MEDIA_ROOT = Path(env.str("HAT_ARTIFACT_DIR", default=str(VAR_DIR / "artifacts")))
+MEDIA_URL = "/artifacts/"
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "console:home"
 LOGOUT_REDIRECT_URL = "login"

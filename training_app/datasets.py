@@ -280,6 +280,8 @@ def augmentation_job_get(*, job_id: int) -> AugmentationJob:
 
 def harness_versions_for_datasets() -> Any:
     """Versions a dataset can be written for, newest first per harness, without content."""
-    return HarnessVersion.objects.select_related("harness").defer("content").order_by(
-        "harness__name", "-number"
+    return (
+        HarnessVersion.objects.select_related("harness")
+        .defer("content")
+        .order_by("harness__name", "-number")
     )

@@ -27,6 +27,7 @@ from inference.agents.session import (
     quoted_prices,
 )
 from inference.clients.text_actions import (
+    NoJsonBlock,
     TextActionError,
     parse_text_action,
     render_text_action_instructions,
@@ -129,6 +130,9 @@ class HarnessAgent:
             result = session.call_model(self._tool_specs if native else None, f"step {step + 1}")
             calls, reply_text, parse_error = self._read(result)
             if parse_error:
+                session.trace.add(
+                    "error", "unreadable_output", session.trace.now_ms(), problem=parse_error
+                )
                 session.messages.append({"role": "assistant", "content": result.content})
                 session.messages.append(
                     {
@@ -278,6 +282,12 @@ class HarnessAgent:
             return [], text, "" if text else "the reply was empty"
         try:
             action = parse_text_action(result.content or "")
+        except NoJsonBlock:
+            # Plain prose with no action block at all is the model talking to the viewer:
+            # small models often answer directly. A block that is there but malformed is not
+            # guessed at (below).
+            text = (result.content or "").strip()
+            return [], text, "" if text else "the reply was empty"
         except TextActionError as exc:
             return [], "", str(exc)
         if action.kind == "call_tool":

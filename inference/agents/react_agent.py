@@ -105,6 +105,12 @@ class ReActAgent:
                 outcome = session.run_tool(parsed.tool, parsed.arguments)
                 observation = json.dumps(outcome.result, ensure_ascii=False, default=str)[:4000]
             else:
+                session.trace.add(
+                    "error",
+                    "unreadable_output",
+                    session.trace.now_ms(),
+                    problem=parsed.text or "empty answer",
+                )
                 observation = json.dumps({"error": parsed.text or "empty answer"})
             session.messages.append({"role": "user", "content": f"Observation: {observation}"})
         return self._fallback(session, "max_steps")

@@ -20,17 +20,32 @@ from tests.model_worker import REAL_MODEL_MARKS
 from training_app.models import ModelEndpoint
 
 pytestmark = [*REAL_MODEL_MARKS, pytest.mark.django_db]
-INFRASTRUCTURE_FAILURES = ("model_timeout", "model_unavailable", "model_protocol",
-                           "model_rejected", "runtime_error", "deadline")
+INFRASTRUCTURE_FAILURES = (
+    "model_timeout",
+    "model_unavailable",
+    "model_protocol",
+    "model_rejected",
+    "runtime_error",
+    "deadline",
+)
 
 
 @pytest.fixture
 def real_room(published_room, local_worker):  # type: ignore[no-untyped-def]
-    services.products_import(room=published_room, fmt="json", data=json.dumps(
-        [{"sku": "SW-1001", "title": "Merino Wool Crew Sweater", "price": "89.00", "stock": 12}]).encode())
+    services.products_import(
+        room=published_room,
+        fmt="json",
+        data=json.dumps(
+            [{"sku": "SW-1001", "title": "Merino Wool Crew Sweater", "price": "89.00", "stock": 12}]
+        ).encode(),
+    )
     endpoint = ModelEndpoint.objects.create(
-        name="smollm2-test", base_url=local_worker.base_url, model_name=local_worker.model_id,
-        tool_mode=ModelEndpoint.ToolMode.TEXT, timeout_s=120, max_tokens=48,
+        name="smollm2-test",
+        base_url=local_worker.base_url,
+        model_name=local_worker.model_id,
+        tool_mode=ModelEndpoint.ToolMode.TEXT,
+        timeout_s=120,
+        max_tokens=48,
     )
     published_room.reply_endpoint = endpoint
     published_room.reply_deadline_ms = 120_000  # 2 shared CPU cores: be generous
@@ -41,14 +56,22 @@ def real_room(published_room, local_worker):  # type: ignore[no-untyped-def]
 def ask(room, arm: str) -> dict:  # type: ignore[no-untyped-def]
     room.serving_arm = arm
     room.save()
-    _, raw = services.api_key_create(room=room, name=f"{arm}-key", scopes=["reply"], created_by=None)
+    _, raw = services.api_key_create(
+        room=room, name=f"{arm}-key", scopes=["reply"], created_by=None
+    )
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
-    response = client.post("/api/v1/live/reply", {
-        "request_id": f"real-{arm}", "room": room.pk, "uv_id": "uv-1",
-        "comment": "How much is this sweater?",
-        "context": {"product_sku": "SW-1001"},
-    }, format="json")
+    response = client.post(
+        "/api/v1/live/reply",
+        {
+            "request_id": f"real-{arm}",
+            "room": room.pk,
+            "uv_id": "uv-1",
+            "comment": "How much is this sweater?",
+            "context": {"product_sku": "SW-1001"},
+        },
+        format="json",
+    )
     assert response.status_code == 200, response.content
     return response.json()
 
