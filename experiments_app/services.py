@@ -86,8 +86,45 @@ def live_reply(
     record.trace = trace.to_dict()
     record.status = LiveReply.Status.DONE
     record.latency_ms = round((time.perf_counter() - started) * 1000, 3)
-    record.save()
+    record.save(update_fields=_RESULT_FIELDS)
     return record
+
+
+_RESULT_FIELDS = [
+    "arm",
+    "harness_version",
+    "endpoint",
+    "reply",
+    "fallback",
+    "fallback_reason",
+    "skill",
+    "model_ms",
+    "ttft_ms",
+    "prompt_tokens",
+    "completion_tokens",
+    "trace",
+    "status",
+    "latency_ms",
+    "updated_at",
+]
+
+
+def _claim(room: Room, request: ReplyRequest, source: str) -> LiveReply:
+    """Insert the pending row; IntegrityError when (room, request_id) exists. Outside any
+    transaction a plain autocommit INSERT is atomic by itself (one round trip instead of
+    BEGIN/INSERT/COMMIT); inside one, a savepoint keeps the caller's transaction usable."""
+    fields = {
+        "room": room,
+        "request_id": request.request_id,
+        "uv_id": request.uv_id,
+        "comment": request.comment,
+        "context": request.context_json(),
+        "source": source,
+    }
+    if transaction.get_connection().in_atomic_block:
+        with transaction.atomic():
+            return LiveReply.objects.create(**fields)
+    return LiveReply.objects.create(**fields)
 
 
 def _run(
