@@ -20,7 +20,7 @@ from typing import Any
 from django.core.files import File
 from django.core.files.base import ContentFile
 from django.db import transaction
-from django.http import Http404
+from django.http import FileResponse, Http404
 from django.utils import timezone
 
 from harness_app.harness.model import Harness as HarnessContent
@@ -263,6 +263,20 @@ def dataset_get(*, dataset_id: int) -> Dataset:
         return datasets_list().get(pk=dataset_id)
     except (Dataset.DoesNotExist, ValueError, TypeError):
         raise Http404("No such dataset.") from None
+
+
+def dataset_file_response(dataset: Dataset) -> FileResponse:
+    """The dataset's JSONL as a download (the console and the API serve it the same way)."""
+    try:
+        handle = dataset.file.open("rb")
+    except FileNotFoundError:
+        raise Http404("The dataset's file is missing from the artifact store.") from None
+    return FileResponse(
+        handle,
+        as_attachment=True,
+        filename=f"dataset-{dataset.pk}.jsonl",
+        content_type="application/jsonl",
+    )
 
 
 def augmentation_jobs_list() -> Any:

@@ -1,8 +1,8 @@
 """Celery tasks of training_app: take ids, load, call one service.
 
 Long jobs run with ``acks_late`` (a worker that dies mid-job leaves the message for another
-worker) and explicit time limits; cancelling is cooperative (the job checks its flag), never
-``revoke(terminate=True)``.
+worker) and explicit time limits; cancelling is cooperative: the job checks its flag between
+examples and is never killed mid-write.
 """
 
 from __future__ import annotations

@@ -85,17 +85,7 @@ def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
 @require_GET
 @operator_required
 def dataset_download(request: HttpRequest, dataset_id: int) -> FileResponse:
-    dataset = datasets.dataset_get(dataset_id=dataset_id)
-    try:
-        handle = dataset.file.open("rb")
-    except FileNotFoundError:
-        raise Http404("The dataset's file is missing from the artifact store.") from None
-    return FileResponse(
-        handle,
-        as_attachment=True,
-        filename=f"dataset-{dataset.pk}.jsonl",
-        content_type="application/jsonl",
-    )
+    return datasets.dataset_file_response(datasets.dataset_get(dataset_id=dataset_id))
 
 
 @require_GET

@@ -30,7 +30,10 @@ def hsa_preview_page(request: HttpRequest, harness_id: int, number: int) -> Http
     data = request.GET if "seed" in request.GET else {"transforms": DEFAULT_TRANSFORMS, "seed": 0}
     form = HsaPreviewForm(data)
     context: dict[str, Any] = {
-        "harness": harness, "room": harness.room, "version": version, "form": form
+        "harness": harness,
+        "room": harness.room,
+        "version": version,
+        "form": form,
     }
     status = 200
     if form.is_valid():

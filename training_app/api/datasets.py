@@ -3,7 +3,7 @@ training and evaluation are theirs."""
 
 from __future__ import annotations
 
-from django.http import FileResponse, Http404
+from django.http import FileResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
@@ -83,17 +83,7 @@ class DatasetDownloadApi(GenericAPIView):  # type: ignore[type-arg]
 
     @extend_schema(responses={(200, "application/jsonl"): OpenApiTypes.BINARY})
     def get(self, request: Request, dataset_id: int) -> FileResponse:
-        dataset = datasets.dataset_get(dataset_id=dataset_id)
-        try:
-            handle = dataset.file.open("rb")
-        except FileNotFoundError:
-            raise Http404("The dataset's file is missing from the artifact store.") from None
-        return FileResponse(
-            handle,
-            as_attachment=True,
-            filename=f"dataset-{dataset.pk}.jsonl",
-            content_type="application/jsonl",
-        )
+        return datasets.dataset_file_response(datasets.dataset_get(dataset_id=dataset_id))
 
 
 class AugmentationJobListApi(GenericAPIView):  # type: ignore[type-arg]
