@@ -108,6 +108,9 @@ LOGOUT_REDIRECT_URL = "login"
 # Request bodies over this size are refused with a 400 naming the limit (API and console).
 # The model endpoint a room uses when it names none (seeded by `seed_demo`).
 HAT_DEFAULT_ENDPOINT = env.str("HAT_DEFAULT_ENDPOINT", default="local-smollm2")
+# How long a web process may reuse a live-room key lookup (key, room, harness, endpoint);
+# saves clear it at once in the saving process. 0 turns the cache off.
+HAT_LIVE_CONFIG_TTL_S = env.float("HAT_LIVE_CONFIG_TTL_S", default=2.0)
 # Where `make run` starts the embedded `transformers serve` worker.
 HAT_MODEL_PORT = env.int("HAT_MODEL_PORT", default=8011)
 

@@ -72,41 +72,28 @@ def live_reply(
         return _wait_for(existing, started + deadline_s, room)
 
     trace, choice = _run(room, request, choice, deadline_s - (time.perf_counter() - started))
-    record.arm = choice.arm if choice else LiveReply.Arm.HARNESS
-    record.harness_version = choice.version if choice else None
-    record.endpoint = choice.endpoint if choice else None
-    record.reply = trace.reply
-    record.fallback = trace.fallback_used
-    record.fallback_reason = trace.fallback_reason
-    record.skill = trace.skill or ""
-    record.model_ms = round(trace.model_ms, 3)
-    record.ttft_ms = _first_ttft(trace)
-    record.prompt_tokens = trace.prompt_tokens
-    record.completion_tokens = trace.completion_tokens
-    record.trace = trace.to_dict()
-    record.status = LiveReply.Status.DONE
-    record.latency_ms = round((time.perf_counter() - started) * 1000, 3)
-    record.save(update_fields=_RESULT_FIELDS)
+    result = {
+        "arm": choice.arm if choice else LiveReply.Arm.HARNESS,
+        "harness_version": choice.version if choice else None,
+        "endpoint": choice.endpoint if choice else None,
+        "reply": trace.reply,
+        "fallback": trace.fallback_used,
+        "fallback_reason": trace.fallback_reason,
+        "skill": trace.skill or "",
+        "model_ms": round(trace.model_ms, 3),
+        "ttft_ms": _first_ttft(trace),
+        "prompt_tokens": trace.prompt_tokens,
+        "completion_tokens": trace.completion_tokens,
+        "trace": trace.to_dict(),
+        "status": LiveReply.Status.DONE,
+        "latency_ms": round((time.perf_counter() - started) * 1000, 3),
+        "updated_at": timezone.now(),
+    }
+    # One UPDATE of the claimed row (no save() machinery on the hot path).
+    LiveReply.objects.filter(pk=record.pk).update(**result)
+    for name, value in result.items():
+        setattr(record, name, value)
     return record
-
-
-_RESULT_FIELDS = [
-    "arm",
-    "harness_version",
-    "endpoint",
-    "reply",
-    "fallback",
-    "fallback_reason",
-    "skill",
-    "model_ms",
-    "ttft_ms",
-    "prompt_tokens",
-    "completion_tokens",
-    "trace",
-    "status",
-    "latency_ms",
-    "updated_at",
-]
 
 
 def _claim(room: Room, request: ReplyRequest, source: str) -> LiveReply:
