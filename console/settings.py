@@ -139,6 +139,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Harness registry, live-room and operator API of HAT Console.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The API's surface is for signed-in users and key holders, not the public.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
