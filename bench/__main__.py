@@ -9,6 +9,7 @@ import sys
 
 BENCHMARKS = (
     "bench.harness_registry",
+    "bench.hsa",
     "bench.runtime_overhead",
     "bench.readout",
     "bench.ingestion",

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rest_framework import status
+from rest_framework.exceptions import APIException
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -49,3 +51,12 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         detail = f"{first['field']}: {first['message']}" if first["field"] else first["message"]
         response.data = {"detail": detail, "errors": errors}
     return response
+
+
+class FieldErrorsException(APIException):
+    status_code = status.HTTP_400_BAD_REQUEST
+
+    def __init__(self, detail: str, errors: list[dict[str, Any]]) -> None:
+        super().__init__()
+        body: Any = {"detail": detail, "errors": errors}
+        self.detail = body

@@ -5,4 +5,5 @@ from django.urls import include, path
 urlpatterns = [
     path("", include("harness_app.api.urls")),
     path("", include("experiments_app.api.urls")),
+    path("", include("training_app.api.urls")),
 ]

@@ -96,6 +96,11 @@ STATICFILES_DIRS = [BASE_DIR / "console" / "static"]
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 
+# Artifacts (datasets, reports) live under var/; they are served only through authenticated
+# views, never as public media.
+MEDIA_ROOT = Path(env.str("HAT_ARTIFACT_DIR", default=str(VAR_DIR / "artifacts")))
+MEDIA_URL = "/artifacts/"
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "console:home"
 LOGOUT_REDIRECT_URL = "login"
@@ -103,6 +108,9 @@ LOGOUT_REDIRECT_URL = "login"
 # Request bodies over this size are refused with a 400 naming the limit (API and console).
 # The model endpoint a room uses when it names none (seeded by `seed_demo`).
 HAT_DEFAULT_ENDPOINT = env.str("HAT_DEFAULT_ENDPOINT", default="local-smollm2")
+# How long a web process may reuse a live-room key lookup (key, room, harness, endpoint);
+# saves clear it at once in the saving process. 0 turns the cache off.
+HAT_LIVE_CONFIG_TTL_S = env.float("HAT_LIVE_CONFIG_TTL_S", default=2.0)
 # Where `make run` starts the embedded `transformers serve` worker.
 HAT_MODEL_PORT = env.int("HAT_MODEL_PORT", default=8011)
 
@@ -139,6 +147,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Harness registry, live-room and operator API of HAT Console.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The API's surface is for signed-in users and key holders, not the public.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

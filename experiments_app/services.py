@@ -73,25 +73,49 @@ def live_reply(
         return _wait_for(existing, started + deadline_s, room)
 
     trace, choice = _run(room, request, choice, deadline_s - (time.perf_counter() - started))
-    record.arm = choice.arm if choice else LiveReply.Arm.HARNESS
-    record.harness_version = choice.version if choice else None
-    record.endpoint = choice.endpoint if choice else None
-    record.experiment_id = choice.experiment_id if choice else None
-    record.experiment_arm_id = choice.experiment_arm_id if choice else None
-    record.hook_blocked = hook_blocked(trace)
-    record.reply = trace.reply
-    record.fallback = trace.fallback_used
-    record.fallback_reason = trace.fallback_reason
-    record.skill = trace.skill or ""
-    record.model_ms = round(trace.model_ms, 3)
-    record.ttft_ms = _first_ttft(trace)
-    record.prompt_tokens = trace.prompt_tokens
-    record.completion_tokens = trace.completion_tokens
-    record.trace = trace.to_dict()
-    record.status = LiveReply.Status.DONE
-    record.latency_ms = round((time.perf_counter() - started) * 1000, 3)
-    record.save()
+    result = {
+        "arm": choice.arm if choice else LiveReply.Arm.HARNESS,
+        "harness_version": choice.version if choice else None,
+        "endpoint": choice.endpoint if choice else None,
+        "experiment_id": choice.experiment_id if choice else None,
+        "experiment_arm_id": choice.experiment_arm_id if choice else None,
+        "hook_blocked": hook_blocked(trace),
+        "reply": trace.reply,
+        "fallback": trace.fallback_used,
+        "fallback_reason": trace.fallback_reason,
+        "skill": trace.skill or "",
+        "model_ms": round(trace.model_ms, 3),
+        "ttft_ms": _first_ttft(trace),
+        "prompt_tokens": trace.prompt_tokens,
+        "completion_tokens": trace.completion_tokens,
+        "trace": trace.to_dict(),
+        "status": LiveReply.Status.DONE,
+        "latency_ms": round((time.perf_counter() - started) * 1000, 3),
+        "updated_at": timezone.now(),
+    }
+    # One UPDATE of the claimed row (no save() machinery on the hot path).
+    LiveReply.objects.filter(pk=record.pk).update(**result)
+    for name, value in result.items():
+        setattr(record, name, value)
     return record
+
+
+def _claim(room: Room, request: ReplyRequest, source: str) -> LiveReply:
+    """Insert the pending row; IntegrityError when (room, request_id) exists. Outside any
+    transaction a plain autocommit INSERT is atomic by itself (one round trip instead of
+    BEGIN/INSERT/COMMIT); inside one, a savepoint keeps the caller's transaction usable."""
+    fields = {
+        "room": room,
+        "request_id": request.request_id,
+        "uv_id": request.uv_id,
+        "comment": request.comment,
+        "context": request.context_json(),
+        "source": source,
+    }
+    if transaction.get_connection().in_atomic_block:
+        with transaction.atomic():
+            return LiveReply.objects.create(**fields)
+    return LiveReply.objects.create(**fields)
 
 
 def _run(

@@ -131,7 +131,9 @@ class Coupon(TimeStampedModel):
         constraints = [
             models.UniqueConstraint(fields=["room", "code"], name="coupon_code_unique_per_room"),
             models.CheckConstraint(condition=Q(amount__gt=0), name="coupon_amount_positive"),
-            models.CheckConstraint(condition=Q(threshold__gte=0), name="coupon_threshold_non_negative"),
+            models.CheckConstraint(
+                condition=Q(threshold__gte=0), name="coupon_threshold_non_negative"
+            ),
         ]
 
     def __str__(self) -> str:

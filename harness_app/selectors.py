@@ -14,6 +14,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 
 from console.roles import is_merchant, is_operator
+from harness_app import live_key_cache
 from harness_app.harness.diff import Change, semantic_diff
 from harness_app.harness.model import Harness as HarnessContent
 from harness_app.harness.serialization import harness_from_dict
@@ -123,6 +124,10 @@ def api_key_lookup(raw_key: str) -> RoomApiKey | None:
     parts = raw_key.split("_")
     if len(parts) != 3 or parts[0] != "hat" or len(parts[1]) != API_KEY_PREFIX_LEN:
         return None
+    digest = api_key_hash(raw_key)
+    cached = live_key_cache.get(digest)
+    if cached is not None:
+        return cached
     # One query loads everything a live reply needs about the room (not the version's
     # content: parsed harnesses are cached by version id).
     key = (
@@ -135,6 +140,7 @@ def api_key_lookup(raw_key: str) -> RoomApiKey | None:
     )
     if key is None:
         return None
-    if not hmac.compare_digest(key.key_hash, api_key_hash(raw_key)):
+    if not hmac.compare_digest(key.key_hash, digest):
         return None
+    live_key_cache.put(digest, key)
     return key

@@ -160,6 +160,7 @@ def api_key_touch(*, key: RoomApiKey) -> None:
     now = timezone.now()
     if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
         RoomApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+        key.last_used_at = now  # the instance may be a cached one: don't touch again soon
 
 
 # --- harness registry --------------------------------------------------------------------

@@ -4,7 +4,7 @@ with timings and tokens, so an operator can see exactly why the host said what i
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 StepKind = Literal["model_call", "skill_load", "tool_call", "hook", "retry", "fallback", "error"]
@@ -59,7 +59,28 @@ class ReplyTrace:
         return max(0.0, self.total_ms - self.model_ms)
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data.pop("_t0", None)
-        data["overhead_ms"] = round(self.overhead_ms, 3)
-        return data
+        # Built by hand: dataclasses.asdict deep-copies every step's detail, which costs more
+        # than the rest of the trace write on the live path. Details are already plain JSON.
+        return {
+            "agent": self.agent,
+            "steps": [
+                {
+                    "kind": s.kind,
+                    "name": s.name,
+                    "started_ms": s.started_ms,
+                    "duration_ms": s.duration_ms,
+                    "detail": s.detail,
+                }
+                for s in self.steps
+            ],
+            "reply": self.reply,
+            "fallback_used": self.fallback_used,
+            "fallback_reason": self.fallback_reason,
+            "skill": self.skill,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "model_calls": self.model_calls,
+            "model_ms": self.model_ms,
+            "total_ms": self.total_ms,
+            "overhead_ms": round(self.overhead_ms, 3),
+        }

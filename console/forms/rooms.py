@@ -1,12 +1,15 @@
-"""Create a room (operators) and assign the merchant who owns it."""
+"""Create a room (operators) and assign its merchant; edit a room's live-reply settings."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django import forms
 from django.contrib.auth import get_user_model
 from django.core.validators import RegexValidator
 
 from console.roles import Role
+from training_app.models import ModelEndpoint
 
 
 class RoomCreateForm(forms.Form):
@@ -32,3 +35,62 @@ class RoomCreateForm(forms.Form):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         merchants = get_user_model().objects.filter(groups__name=Role.MERCHANT.value)
         self.fields["owner"].queryset = merchants.order_by("username")  # type: ignore[attr-defined]
+
+
+class RoomSettingsForm(forms.Form):
+    """How a room answers live comments (operators and the owning merchant)."""
+
+    reply_deadline_ms = forms.IntegerField(
+        label="Reply deadline (ms)",
+        min_value=100,
+        max_value=60_000,
+        help_text="Past this the viewer gets the fallback reply. The report's target is "
+        "15000 (15 s).",
+    )
+    fallback_reply = forms.CharField(
+        max_length=500,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Said when the model is late, down, or a hook blocks the reply.",
+    )
+    max_comment_chars = forms.IntegerField(
+        label="Longest comment (characters)",
+        min_value=1,
+        max_value=10_000,
+        help_text="Longer comments are refused by the reply API with a 400.",
+    )
+    serving_arm = forms.ChoiceField(
+        label="Serving agent",
+        choices=[("harness", "Harness agent"), ("react", "ReAct baseline")],
+        help_text="Which agent answers when no experiment is running.",
+    )
+    reply_endpoint = forms.ModelChoiceField(
+        label="Model endpoint",
+        queryset=ModelEndpoint.objects.none(),
+        required=False,
+    )
+
+    def __init__(self, *args: Any, default_endpoint_name: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["reply_endpoint"]
+        field.queryset = ModelEndpoint.objects.filter(is_active=True).order_by("name")  # type: ignore[attr-defined]
+        field.empty_label = f"Default ({default_endpoint_name})"  # type: ignore[attr-defined]
+        field.help_text = (
+            "Active endpoints only. Default: the console's default endpoint "
+            f"({default_endpoint_name})."
+        )
+
+    def clean_fallback_reply(self) -> str:
+        text = str(self.cleaned_data["fallback_reply"]).strip()
+        if not text:
+            raise forms.ValidationError("must not be blank: viewers see it when the model fails")
+        return text
+
+    @staticmethod
+    def initial_from(room: Any) -> dict[str, Any]:
+        return {
+            "reply_deadline_ms": room.reply_deadline_ms,
+            "fallback_reply": room.fallback_reply,
+            "max_comment_chars": room.max_comment_chars,
+            "serving_arm": room.serving_arm,
+            "reply_endpoint": room.reply_endpoint_id,
+        }

@@ -12,16 +12,17 @@ from functools import wraps
 from typing import Any, TypeVar
 
 from django.contrib.auth.views import redirect_to_login
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest
+from django.http.response import HttpResponseBase
 
 from console.roles import can_use_console, is_labeler, is_operator
 
-View = TypeVar("View", bound=Callable[..., HttpResponse])
+View = TypeVar("View", bound=Callable[..., HttpResponseBase])
 
 
 def console_user_required(view: View) -> View:
     @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
         if not can_use_console(request.user):
@@ -35,10 +36,24 @@ def labeling_user_required(view: View) -> View:
     """Labelers (and operators, who supervise labeling) may open the labeling pages."""
 
     @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
         if not (is_labeler(request.user) or is_operator(request.user)):
+            raise Http404("No such page.")
+        return view(request, *args, **kwargs)
+
+    return wrapped  # type: ignore[return-value]
+
+
+def operator_required(view: View) -> View:
+    """Operator-only console pages (model endpoints): for merchants they do not exist."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        if not is_operator(request.user):
             raise Http404("No such page.")
         return view(request, *args, **kwargs)
 

@@ -1,4 +1,5 @@
-"""Harnesses: the list, one harness's version history, zip import and export."""
+"""Harnesses: the list, one harness's version history (with the try-it box), zip import
+and export."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from console.forms.harnesses import DiffPickerForm, HarnessImportForm
+from console.forms.replies import try_it_form
 from console.views.access import console_user_required
 from console.views.pagination import paginate
 from harness_app import selectors, services
@@ -59,6 +61,8 @@ def _detail_context(request: HttpRequest, harness: Harness, **extra: Any) -> dic
         "diff_form": picker,
     }
     context.update(extra)
+    if "try_form" not in context:
+        context["try_form"] = try_it_form(harness)
     return context
 
 

@@ -1,7 +1,11 @@
-"""Rooms: the list (operators: all, merchants: their own) and one room's page."""
+"""Rooms: the list (operators: all, merchants: their own), one room's page, and its
+live-reply settings."""
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -9,7 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from console.forms.api_keys import ApiKeyCreateForm
 from console.forms.products import CatalogImportForm
-from console.forms.rooms import RoomCreateForm
+from console.forms.rooms import RoomCreateForm, RoomSettingsForm
 from console.roles import is_operator
 from console.views.access import console_user_required
 from console.views.pagination import paginate
@@ -59,4 +63,32 @@ def _room_detail_context(request: HttpRequest, room: Room) -> dict[str, object]:
         "api_keys": selectors.api_keys_of_room(room),
         "import_form": CatalogImportForm(),
         "api_key_form": ApiKeyCreateForm(),
+        "default_endpoint_name": settings.HAT_DEFAULT_ENDPOINT,
     }
+
+
+@require_http_methods(["GET", "POST"])
+@console_user_required
+def room_settings(request: HttpRequest, room_id: int) -> HttpResponse:
+    """Deadline, fallback reply, comment limit, serving agent and endpoint (operators and
+    the room's merchant)."""
+    room = selectors.room_get(user=request.user, room_id=room_id)
+    form = RoomSettingsForm(
+        request.POST or None,
+        initial=RoomSettingsForm.initial_from(room),
+        default_endpoint_name=settings.HAT_DEFAULT_ENDPOINT,
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.room_update(room=room, **form.cleaned_data)
+        except ValidationError as exc:
+            for field, errors in exc.message_dict.items():
+                form.add_error(field if field in form.fields else None, errors)
+            room = selectors.room_get(user=request.user, room_id=room_id)
+        else:
+            messages.success(request, "Live-reply settings saved.")
+            return redirect("console:room-detail", room_id=room.pk)
+    status = 400 if form.errors else 200
+    return render(
+        request, "harness_app/room_settings.html", {"room": room, "form": form}, status=status
+    )

@@ -4,12 +4,18 @@ from django.urls import include, path
 
 from console.views import (
     api_keys,
+    datasets,
     diff,
     editor,
+    endpoints,
     harnesses,
     home,
+    hsa_preview,
+    latency,
     products,
+    replies,
     rooms,
+    vendor,
     versions,
 )
 
@@ -22,6 +28,7 @@ urlpatterns = [
     path("rooms/", rooms.room_list, name="room-list"),
     path("rooms/new/", rooms.room_create, name="room-create"),
     path("rooms/<int:room_id>/", rooms.room_detail, name="room-detail"),
+    path("rooms/<int:room_id>/settings/", rooms.room_settings, name="room-settings"),
     path("rooms/<int:room_id>/products/new/", products.product_create, name="product-create"),
     path("rooms/<int:room_id>/products/import/", products.catalog_import, name="catalog-import"),
     path(
@@ -38,12 +45,28 @@ urlpatterns = [
         api_keys.api_key_revoke,
         name="api-key-revoke",
     ),
+    # live replies: traces and latency reports
+    path("rooms/<int:room_id>/replies/", replies.reply_list, name="reply-list"),
+    path("rooms/<int:room_id>/replies/<int:reply_id>/", replies.reply_detail, name="reply-detail"),
+    path("rooms/<int:room_id>/latency/", latency.latency_list, name="latency-list"),
+    path(
+        "rooms/<int:room_id>/latency/<int:report_id>/",
+        latency.latency_detail,
+        name="latency-detail",
+    ),
+    # model endpoints (operators)
+    path("endpoints/", endpoints.endpoint_list, name="endpoint-list"),
+    path("endpoints/new/", endpoints.endpoint_create, name="endpoint-create"),
+    path("endpoints/<int:endpoint_id>/", endpoints.endpoint_edit, name="endpoint-edit"),
+    path("endpoints/<int:endpoint_id>/test/", endpoints.endpoint_test, name="endpoint-test"),
+    path("vendor/plotly-<str:version>.min.js", vendor.plotly_js, name="plotly-js"),
     # harnesses and versions
     path("harnesses/", harnesses.harness_list, name="harness-list"),
     path("harnesses/<int:harness_id>/", harnesses.harness_detail, name="harness-detail"),
     path("harnesses/<int:harness_id>/edit/", editor.harness_edit, name="harness-edit"),
     path("harnesses/<int:harness_id>/import/", harnesses.harness_import, name="harness-import"),
     path("harnesses/<int:harness_id>/diff/", diff.harness_diff, name="harness-diff"),
+    path("harnesses/<int:harness_id>/try/", replies.harness_try, name="harness-try"),
     path(
         "harnesses/<int:harness_id>/versions/<int:number>/",
         versions.version_detail,
@@ -63,6 +86,24 @@ urlpatterns = [
         "harnesses/<int:harness_id>/versions/<int:number>/export/",
         harnesses.version_export,
         name="version-export",
+    ),
+    path(
+        "harnesses/<int:harness_id>/versions/<int:number>/hsa/",
+        hsa_preview.hsa_preview_page,
+        name="hsa-preview",
+    ),
+    path("training/datasets/", datasets.dataset_list, name="dataset-list"),
+    path("training/datasets/<int:dataset_id>/", datasets.dataset_detail, name="dataset-detail"),
+    path(
+        "training/datasets/<int:dataset_id>/download/",
+        datasets.dataset_download,
+        name="dataset-download",
+    ),
+    path("training/jobs/<int:job_id>/", datasets.augmentation_job, name="augmentation-job"),
+    path(
+        "training/jobs/<int:job_id>/cancel/",
+        datasets.augmentation_job_cancel,
+        name="augmentation-job-cancel",
     ),
     # A/B experiments
     path("", include("console.views.experiment_urls")),

@@ -30,18 +30,13 @@ class LiveReplyInput(serializers.Serializer[Any]):
     context = ReplyContextInput(required=False)  # type: ignore[assignment]
 
 
-class LiveReplyOutput(serializers.ModelSerializer[LiveReply]):
+class LiveReplyOutput(serializers.Serializer[LiveReply]):
+    # A plain Serializer: ModelSerializer re-introspects the model on every instantiation,
+    # which the live path pays on every comment.
+    reply = serializers.CharField()
+    arm = serializers.CharField()
     harness_version = serializers.IntegerField(source="harness_version.number", default=None)
     trace_id = serializers.IntegerField(source="pk")
-
-    class Meta:
-        model = LiveReply
-        fields = [
-            "reply",
-            "arm",
-            "harness_version",
-            "trace_id",
-            "latency_ms",
-            "fallback",
-            "fallback_reason",
-        ]
+    latency_ms = serializers.FloatField(allow_null=True)
+    fallback = serializers.BooleanField()
+    fallback_reason = serializers.CharField()

@@ -106,8 +106,8 @@ class LatencyReport(models.Model):
     room = models.ForeignKey("harness_app.Room", on_delete=models.CASCADE, related_name="+")
     request_file = models.CharField(max_length=300)
     requests = models.PositiveIntegerField()
-    # [{concurrency, p50_ms, p95_ms, max_ms, share_under_15s, ttft_p50_ms, ttft_p95_ms,
-    #   fallbacks, latencies_ms: [...]}, ...]
+    # [{concurrency, requests, wall_s, p50_ms, p95_ms, max_ms, share_under_15s, ttft_p50_ms,
+    #   ttft_p95_ms, fallbacks, latencies_ms: [...], ttfts_ms: [...]}, ...]
     results = models.JSONField(default=list)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -7,18 +7,10 @@ from typing import Any
 from rest_framework import status
 from rest_framework.exceptions import APIException
 
+from console.api_errors import FieldErrorsException
 from harness_app.catalog_import import CatalogImportError
 from harness_app.harness.errors import HarnessValidationError
 from harness_app.services import StaleBaseVersion, VersionStateError
-
-
-class FieldErrorsException(APIException):
-    status_code = status.HTTP_400_BAD_REQUEST
-
-    def __init__(self, detail: str, errors: list[dict[str, Any]]) -> None:
-        super().__init__()
-        body: Any = {"detail": detail, "errors": errors}
-        self.detail = body
 
 
 def harness_invalid(exc: HarnessValidationError, prefix: str = "content") -> FieldErrorsException:

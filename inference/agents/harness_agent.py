@@ -10,16 +10,14 @@ retry_with_feedback up to the hook's max_retries and its fallback reply when the
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from harness_app.harness.model import Harness
 from harness_app.harness.prompt import PromptContext, assemble_prompt
-from inference.agents.model_port import ChatModel, ModelCallFailed
+from inference.agents.model_port import ChatModel
 from inference.agents.session import (
     AgentConfig,
-    DeadlineExceeded,
     LiveContext,
     Session,
     catalog_prices,
@@ -27,6 +25,7 @@ from inference.agents.session import (
     quoted_prices,
 )
 from inference.clients.text_actions import (
+    NoJsonBlock,
     TextActionError,
     parse_text_action,
     render_text_action_instructions,
@@ -92,16 +91,8 @@ class HarnessAgent:
 
     def reply(self, comment: str, ctx: LiveContext, *, deadline_s: float) -> ReplyTrace:
         """Answer ``comment``; never raises for model or tool failures (see the trace)."""
-        trace = ReplyTrace(agent=self.name)
-        session = Session(
-            self.model, self.tools, self.config, trace, deadline=time.perf_counter() + deadline_s
-        )
-        try:
-            return self._run(session, comment, ctx)
-        except ModelCallFailed as exc:
-            return self._fallback(session, f"model_{exc.kind}")
-        except DeadlineExceeded:
-            return self._fallback(session, "deadline")
+        session = Session.start(self.name, self.model, self.tools, self.config, deadline_s)
+        return session.guarded(lambda: self._run(session, comment, ctx))
 
     # --- loop ----------------------------------------------------------------------------
 
@@ -113,7 +104,7 @@ class HarnessAgent:
         )
         extra_rules = ""
         if gate.action in ("block", "fallback_reply"):
-            return self._fallback(session, f"hook:{gate.hook}", gate.fallback_reply)
+            return session.fallback(f"hook:{gate.hook}", gate.fallback_reply)
         if gate.action == "retry_with_feedback":
             extra_rules = gate.feedback
         session.messages = [
@@ -129,6 +120,9 @@ class HarnessAgent:
             result = session.call_model(self._tool_specs if native else None, f"step {step + 1}")
             calls, reply_text, parse_error = self._read(result)
             if parse_error:
+                session.trace.add(
+                    "error", "unreadable_output", session.trace.now_ms(), problem=parse_error
+                )
                 session.messages.append({"role": "assistant", "content": result.content})
                 session.messages.append(
                     {
@@ -179,8 +173,8 @@ class HarnessAgent:
                         }
                     )
                     continue
-            return self._fallback(session, f"hook:{decision.hook}", decision.fallback_reply)
-        return self._fallback(session, "max_steps")
+            return session.fallback(f"hook:{decision.hook}", decision.fallback_reply)
+        return session.fallback("max_steps")
 
     def _tool_step(
         self, session: Session, call: _Call, seen_prices: list[float], tool_names: list[str]
@@ -197,7 +191,7 @@ class HarnessAgent:
             call.name,
         )
         if pre.action == "fallback_reply":
-            return {}, self._fallback(session, f"hook:{pre.hook}", pre.fallback_reply)
+            return {}, session.fallback(f"hook:{pre.hook}", pre.fallback_reply)
         if pre.action in ("block", "retry_with_feedback"):
             return {"error": f"blocked by {pre.hook}: {pre.feedback or 'not allowed'}"}, None
         outcome = session.run_tool(call.name, call.arguments)
@@ -214,7 +208,7 @@ class HarnessAgent:
             call.name,
         )
         if post.action == "fallback_reply":
-            return {}, self._fallback(session, f"hook:{post.hook}", post.fallback_reply)
+            return {}, session.fallback(f"hook:{post.hook}", post.fallback_reply)
         if post.action in ("block", "retry_with_feedback"):
             return {
                 "error": f"result withheld by {post.hook}: {post.feedback or 'not allowed'}"
@@ -278,6 +272,12 @@ class HarnessAgent:
             return [], text, "" if text else "the reply was empty"
         try:
             action = parse_text_action(result.content or "")
+        except NoJsonBlock:
+            # Plain prose with no action block at all is the model talking to the viewer:
+            # small models often answer directly. A block that is there but malformed is not
+            # guessed at (below).
+            text = (result.content or "").strip()
+            return [], text, "" if text else "the reply was empty"
         except TextActionError as exc:
             return [], "", str(exc)
         if action.kind == "call_tool":
@@ -331,11 +331,6 @@ class HarnessAgent:
             evaluated=list(decision.evaluated),
         )
         return decision
-
-    def _fallback(self, session: Session, reason: str, reply: str = "") -> ReplyTrace:
-        text = reply or self.config.fallback_reply
-        session.trace.add("fallback", reason, session.trace.now_ms(), reply=text)
-        return session.trace.finish(text, fallback_reason=reason)
 
 
 def _as_dict(value: Any) -> dict[str, Any]:

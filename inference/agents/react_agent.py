@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from harness_app.harness.model import Tool
-from inference.agents.model_port import ChatModel, ModelCallFailed
-from inference.agents.session import AgentConfig, DeadlineExceeded, LiveContext, Session
+from inference.agents.model_port import ChatModel
+from inference.agents.session import AgentConfig, LiveContext, Session
 from inference.tools.runner import ToolRunner
 from inference.trace import ReplyTrace
 
@@ -68,16 +67,8 @@ class ReActAgent:
         self.config = config
 
     def reply(self, comment: str, ctx: LiveContext, *, deadline_s: float) -> ReplyTrace:
-        trace = ReplyTrace(agent=self.name)
-        session = Session(
-            self.model, self.runner, self.config, trace, deadline=time.perf_counter() + deadline_s
-        )
-        try:
-            return self._run(session, comment, ctx)
-        except ModelCallFailed as exc:
-            return self._fallback(session, f"model_{exc.kind}")
-        except DeadlineExceeded:
-            return self._fallback(session, "deadline")
+        session = Session.start(self.name, self.model, self.runner, self.config, deadline_s)
+        return session.guarded(lambda: self._run(session, comment, ctx))
 
     def _run(self, session: Session, comment: str, ctx: LiveContext) -> ReplyTrace:
         tool_lines = "\n".join(
@@ -105,12 +96,12 @@ class ReActAgent:
                 outcome = session.run_tool(parsed.tool, parsed.arguments)
                 observation = json.dumps(outcome.result, ensure_ascii=False, default=str)[:4000]
             else:
+                session.trace.add(
+                    "error",
+                    "unreadable_output",
+                    session.trace.now_ms(),
+                    problem=parsed.text or "empty answer",
+                )
                 observation = json.dumps({"error": parsed.text or "empty answer"})
             session.messages.append({"role": "user", "content": f"Observation: {observation}"})
-        return self._fallback(session, "max_steps")
-
-    def _fallback(self, session: Session, reason: str) -> ReplyTrace:
-        session.trace.add(
-            "fallback", reason, session.trace.now_ms(), reply=self.config.fallback_reply
-        )
-        return session.trace.finish(self.config.fallback_reply, fallback_reason=reason)
+        return session.fallback("max_steps")

@@ -7,6 +7,7 @@ import contextlib
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -57,6 +58,28 @@ class Session:
     trace: ReplyTrace
     deadline: float  # time.perf_counter() value
     messages: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def start(
+        cls, agent: str, model: ChatModel, tools: ToolRunner, config: AgentConfig, deadline_s: float
+    ) -> Session:
+        return cls(
+            model, tools, config, ReplyTrace(agent=agent), deadline=time.perf_counter() + deadline_s
+        )
+
+    def guarded(self, body: Callable[[], ReplyTrace]) -> ReplyTrace:
+        """Run the agent loop; a model failure or the deadline ends in the fallback reply."""
+        try:
+            return body()
+        except ModelCallFailed as exc:
+            return self.fallback(f"model_{exc.kind}")
+        except DeadlineExceeded:
+            return self.fallback("deadline")
+
+    def fallback(self, reason: str, reply: str = "") -> ReplyTrace:
+        text = reply or self.config.fallback_reply
+        self.trace.add("fallback", reason, self.trace.now_ms(), reply=text)
+        return self.trace.finish(text, fallback_reason=reason)
 
     def remaining_s(self) -> float:
         return self.deadline - time.perf_counter() - self.config.deadline_margin_s

@@ -38,3 +38,38 @@ def labeler_client(labeler: Any) -> Client:
 def harness(published_room: Any) -> Any:
     """The demo harness of merchant A's room, v1 published."""
     return published_room.harness
+
+
+@pytest.fixture
+def scripted_server() -> Any:
+    """A scripted OpenAI-compatible server (enqueue replies on it) for deterministic tests."""
+    from tests.inference.scripted_server import ScriptedServer
+
+    with ScriptedServer() as server:
+        yield server
+
+
+@pytest.fixture
+def scripted_endpoint(scripted_server: Any, db: Any) -> Any:
+    from training_app.models import ModelEndpoint
+
+    return ModelEndpoint.objects.create(
+        name="scripted",
+        base_url=scripted_server.base_url,
+        model_name="scripted-model",
+        timeout_s=5,
+    )
+
+
+def say(text: str, prompt_tokens: int = 50, completion_tokens: int = 8) -> Any:
+    """One streamed assistant message, as the scripted server sends it."""
+    from tests.inference.scripted_server import SseReply, chunk
+
+    usage = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+    return SseReply(
+        [chunk(role="assistant", content=text), chunk(finish_reason="stop", usage=usage)]
+    )

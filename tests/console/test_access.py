@@ -24,6 +24,11 @@ def room_urls(room: Any, key_id: int = 1, sku: str = "SKU-1") -> list[str]:
     h, r = room.harness.pk, room.pk
     return [
         reverse("console:room-detail", args=[r]),
+        reverse("console:room-settings", args=[r]),
+        reverse("console:reply-list", args=[r]),
+        reverse("console:reply-detail", args=[r, 1]),
+        reverse("console:latency-list", args=[r]),
+        reverse("console:latency-detail", args=[r, 1]),
         reverse("console:product-create", args=[r]),
         reverse("console:catalog-import", args=[r]),
         reverse("console:product-edit", args=[r, sku]),
@@ -89,6 +94,10 @@ def test_merchant_b_gets_404_on_merchant_a_pages(
     read_only = (
         "/export/",
         "/diff/",
+        "/replies/",
+        "/latency/",
+        "/replies/1/",
+        "/latency/1/",
         f"/rooms/{published_room.pk}/",
         f"/harnesses/{published_room.harness.pk}/",
         "/versions/1/",
@@ -140,6 +149,7 @@ def test_every_post_form_carries_a_csrf_token(merchant_client: Client, published
     h, r = published_room.harness.pk, published_room.pk
     pages = [
         reverse("console:room-detail", args=[r]),
+        reverse("console:room-settings", args=[r]),
         reverse("console:product-create", args=[r]),
         reverse("console:catalog-import", args=[r]),
         reverse("console:harness-detail", args=[h]),

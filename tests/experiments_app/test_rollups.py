@@ -14,7 +14,7 @@ import pytest
 from django.db import connection
 
 from experiments_app.exposures import exposures_log_bulk
-from experiments_app.models import ArmDayStats, Event, Exposure, ExperimentMember, UnitDay, UvDay
+from experiments_app.models import ArmDayStats, Event, ExperimentMember, Exposure, UnitDay, UvDay
 from experiments_app.readouts import experiment_readout
 from experiments_app.rollups import PRE_PERIOD_DAYS, rollups_update
 from experiments_app.traffic_simulation import (
@@ -129,9 +129,9 @@ def test_uv_days_equal_a_direct_aggregate_of_the_events(published_room, make_exp
 
 
 def test_refunds_are_netted_and_views_counted(published_room, make_experiment):
-    from experiments_app.ingestion import events_ingest
-
     from django.utils import timezone
+
+    from experiments_app.ingestion import events_ingest
 
     now = timezone.now().isoformat()
     base = {"uv_id": "u1", "room": published_room.pk, "ts": now}

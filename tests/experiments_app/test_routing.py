@@ -156,13 +156,14 @@ def test_lowering_coverage_keeps_assigned_units_but_admits_no_new_ones(
 
 def test_room_day_units_share_one_arm_per_room_and_day(published_room, make_experiment):
     experiment = make_experiment([published_room], unit="room_day", weights=(5000, 5000))
-    today = date(2026, 11, 30)
+    today = date(2026, 11, 30)  # any day: the unit is the room-day, whatever today is
     arms = {
         experiment_arm(room=published_room, uv_id=f"v{i}", day=today).experiment_arm_id  # type: ignore[union-attr]
         for i in range(20)
     }
     assert len(arms) == 1
-    assert Assignment.objects.get().unit_key == f"{published_room.pk}:2026-11-30"
+    assignment = Assignment.objects.get(experiment=experiment)
+    assert assignment.unit_key == f"{published_room.pk}:2026-11-30"
     assert Exposure.objects.count() == 20
 
 

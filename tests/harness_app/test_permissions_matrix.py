@@ -135,3 +135,10 @@ def test_revoked_and_forged_keys_are_refused(published_room, merchant_api):
     forged = APIClient()
     forged.credentials(HTTP_AUTHORIZATION=f"Bearer {raw[:-2]}xx")
     assert forged.get(f"/api/v1/live/rooms/{published_room.pk}/harness/").status_code == 401
+
+
+def test_api_schema_and_docs_need_a_signed_in_user(operator_api):
+    anonymous = APIClient()
+    assert anonymous.get("/api/v1/schema/").status_code in (401, 403)
+    assert anonymous.get("/api/v1/docs/").status_code in (401, 403)
+    assert operator_api.get("/api/v1/schema/").status_code == 200

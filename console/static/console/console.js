@@ -80,6 +80,30 @@
     }
   });
 
+  // Slow POSTs (try-it, connection test): show "Running…" and block double submits. The
+  // button is disabled after the submit event, so the form still submits normally.
+  document.addEventListener("submit", function (event) {
+    var form = event.target.closest("[data-running-form]");
+    if (!form || event.defaultPrevented) return;
+    form.querySelectorAll("[data-running-label]").forEach(function (button) {
+      button.setAttribute("data-idle-label", button.textContent);
+      button.textContent = button.getAttribute("data-running-label");
+      button.classList.add("is-running");
+      setTimeout(function () { button.disabled = true; }, 0);
+    });
+    form.querySelectorAll("[data-running-note]").forEach(function (note) { note.hidden = false; });
+  });
+
+  // Coming back with the Back button restores the page from cache: re-enable its buttons.
+  window.addEventListener("pageshow", function () {
+    document.querySelectorAll("[data-idle-label]").forEach(function (button) {
+      button.textContent = button.getAttribute("data-idle-label");
+      button.classList.remove("is-running");
+      button.disabled = false;
+    });
+    document.querySelectorAll("[data-running-note]").forEach(function (note) { note.hidden = true; });
+  });
+
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll(".entry").forEach(wireEntry);
     // Jump to the first field with an error after a rejected save.

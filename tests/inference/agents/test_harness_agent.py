@@ -225,3 +225,33 @@ def test_quoted_prices(text, expected):  # type: ignore[no-untyped-def]
 def test_catalog_prices_reads_nested_money_fields():
     result = {"price": "89.00", "coupons": [{"amount": "20.00", "threshold": 199}], "stock": 5}
     assert sorted(catalog_prices(result)) == [20.0, 89.0, 199.0]
+
+
+def test_text_mode_reads_action_blocks_and_plain_prose(demo_harness):
+    block = (
+        '```json\n{"action": "call_tool", "tool": "get_product", '
+        '"arguments": {"sku": "SW-1001"}}\n```'
+    )
+    agent, model, catalog = make_agent(
+        demo_harness, say(block), say("It is $89.00."), tool_mode="text"
+    )
+    trace = agent.reply("price?", CTX, deadline_s=5)
+    assert catalog.calls == [("get_product", {"sku": "SW-1001"})]
+    assert trace.reply == "It is $89.00." and not trace.fallback_used
+    assert model.requests[0]["tools"] is None
+    assert '"action"' in model.requests[0]["messages"][0]["content"]  # the format is explained
+    assert model.requests[1]["messages"][-1]["content"].startswith("Observation from get_product")
+
+
+def test_text_mode_malformed_block_is_traced_and_corrected(demo_harness):
+    agent, model, _ = make_agent(
+        demo_harness,
+        say('```json\n{"action": "call_tool", "tool": }\n```'),
+        say("Hello!"),
+        tool_mode="text",
+    )
+    trace = agent.reply("hi", CTX, deadline_s=5)
+    errors = [s for s in trace.steps if s.kind == "error"]
+    assert [s.name for s in errors] == ["unreadable_output"]
+    assert "could not be read" in model.requests[1]["messages"][-1]["content"]
+    assert trace.reply == "Hello!"

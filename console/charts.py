@@ -1,0 +1,278 @@
+"""Figures for console pages, built from selector output.
+
+- ``latency_histogram`` / ``latency_by_concurrency``: plotly figures of a latency report,
+  returned as plain dicts (``fig.to_json()`` parsed) for ``json_script``; a small script
+  draws them with the plotly.js bundled in the ``plotly`` package (no CDN).
+- ``trace_timeline``: a reply's steps as rows of a CSS timeline. Each bar's left offset and
+  width are percentages of the reply's total time, so the page needs no chart library.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import plotly.graph_objects as go
+
+from experiments_app.latency import DEADLINE_MS
+
+# One colour per concurrency level (colour-blind-safe Okabe-Ito order).
+LEVEL_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000")
+FONT = "system-ui, -apple-system, Segoe UI, Roboto, Helvetica Neue, Arial, sans-serif"
+
+
+# --- latency reports -----------------------------------------------------------------------
+
+
+def _layout(**extra: Any) -> dict[str, Any]:
+    layout: dict[str, Any] = {
+        "template": "plotly_white",
+        "font": {"family": FONT, "size": 12, "color": "#1f2933"},
+        "margin": {"l": 56, "r": 16, "t": 16, "b": 48},
+        "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+        "height": 340,
+    }
+    layout.update(extra)
+    return layout
+
+
+def _as_dict(fig: go.Figure) -> dict[str, Any]:
+    return dict(json.loads(fig.to_json()))
+
+
+def latency_histogram(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Overlaid histograms of the per-request latencies (seconds), one per concurrency
+    level on shared bins (so levels compare bar for bar), with the 15 s deadline marked."""
+    deadline_s = DEADLINE_MS / 1000
+    per_level = [[ms / 1000 for ms in level.get("latencies_ms", [])] for level in results]
+    longest = max((max(values) for values in per_level if values), default=deadline_s)
+    size = histogram_bin_size(max(longest, deadline_s))
+    fig = go.Figure()
+    for index, (level, seconds) in enumerate(zip(results, per_level, strict=True)):
+        fig.add_trace(
+            go.Histogram(
+                x=seconds,
+                name=f"concurrency {level['concurrency']}",
+                opacity=0.65,
+                marker_color=LEVEL_COLORS[index % len(LEVEL_COLORS)],
+                xbins={"start": 0, "end": longest + size, "size": size},
+                hovertemplate="%{x} s: %{y} request(s)<extra>%{fullData.name}</extra>",
+            )
+        )
+    fig.add_vline(
+        x=deadline_s,
+        line_dash="dash",
+        line_color="#c0362c",
+        annotation_text=f"{deadline_s:g} s deadline",
+        annotation_position="top left",
+        annotation_font_color="#c0362c",
+    )
+    fig.update_layout(
+        **_layout(
+            barmode="overlay",
+            xaxis_title="latency (s)",
+            yaxis_title="requests",
+            bargap=0.05,
+        )
+    )
+    fig.update_xaxes(range=[0, max(longest, deadline_s) + size])
+    return _as_dict(fig)
+
+
+def histogram_bin_size(span_s: float) -> float:
+    """A round bin width giving about 30 bins over ``span_s`` seconds (0.1, 0.25, 0.5, 1, ...)."""
+    target = span_s / 30
+    for step in (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0):
+        if step >= target:
+            return step
+    return 60.0
+
+
+def latency_by_concurrency(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """P50, P95 and max latency (seconds) against concurrency."""
+    levels = [level["concurrency"] for level in results]
+    fig = go.Figure()
+    for key, label, dash in (
+        ("p50_ms", "P50", "solid"),
+        ("p95_ms", "P95", "dash"),
+        ("max_ms", "max", "dot"),
+    ):
+        fig.add_trace(
+            go.Scatter(
+                x=levels,
+                y=[None if r.get(key) is None else r[key] / 1000 for r in results],
+                name=label,
+                mode="lines+markers",
+                line={"dash": dash},
+                hovertemplate="concurrency %{x}: %{y:.3f} s<extra>" + label + "</extra>",
+            )
+        )
+    fig.update_layout(**_layout(xaxis_title="concurrency", yaxis_title="latency (s)", height=300))
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(rangemode="tozero")
+    return _as_dict(fig)
+
+
+# --- trace timeline ------------------------------------------------------------------------
+
+# Steps shorter than this share of the total still get a visible sliver.
+MIN_BAR_PCT = 0.4
+KIND_LABELS = {
+    "model_call": "model call",
+    "skill_load": "skill load",
+    "tool_call": "tool call",
+    "hook": "hook",
+    "retry": "retry",
+    "fallback": "fallback",
+    "error": "error",
+}
+
+
+@dataclass(frozen=True)
+class TimelineStep:
+    number: int
+    kind: str
+    label: str
+    name: str
+    started_ms: float
+    duration_ms: float
+    left_pct: float
+    width_pct: float
+    ok: bool | None
+    facts: list[tuple[str, str]] = field(default_factory=list)
+    blocks: list[tuple[str, str]] = field(default_factory=list)
+    evaluated: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ended_ms(self) -> float:
+        return round(self.started_ms + self.duration_ms, 3)
+
+
+@dataclass(frozen=True)
+class Timeline:
+    total_ms: float
+    steps: list[TimelineStep]
+    ticks: list[tuple[float, float]]  # (left %, ms)
+    legend: list[tuple[str, str, int]]  # (kind, label, steps of that kind)
+
+
+def trace_timeline(trace: dict[str, Any]) -> Timeline:
+    """Rows for every step of a stored ``ReplyTrace`` (``to_dict`` form)."""
+    raw_steps = [s for s in trace.get("steps") or [] if isinstance(s, dict)]
+    ends = [_num(s.get("started_ms")) + _num(s.get("duration_ms")) for s in raw_steps]
+    total = max([_num(trace.get("total_ms")), *ends, 0.0])
+    steps = []
+    counts: dict[str, int] = {}
+    for number, raw in enumerate(raw_steps, start=1):
+        kind = str(raw.get("kind") or "step")
+        counts[kind] = counts.get(kind, 0) + 1
+        started, duration = _num(raw.get("started_ms")), _num(raw.get("duration_ms"))
+        left = 100.0 * started / total if total else 0.0
+        width = max(MIN_BAR_PCT, 100.0 * duration / total if total else 0.0)
+        left = min(left, 100.0 - MIN_BAR_PCT)
+        width = min(width, 100.0 - left)
+        detail_raw = raw.get("detail")
+        detail: dict[str, Any] = detail_raw if isinstance(detail_raw, dict) else {}
+        facts, blocks, evaluated = _describe(kind, str(raw.get("name") or ""), detail)
+        ok = detail.get("ok")
+        steps.append(
+            TimelineStep(
+                number=number,
+                kind=kind,
+                label=KIND_LABELS.get(kind, kind.replace("_", " ")),
+                name=str(raw.get("name") or kind),
+                started_ms=started,
+                duration_ms=duration,
+                left_pct=round(left, 3),
+                width_pct=round(width, 3),
+                ok=ok if isinstance(ok, bool) else None,
+                facts=facts,
+                blocks=blocks,
+                evaluated=evaluated,
+            )
+        )
+    ticks = [(pct, round(total * pct / 100, 1)) for pct in (0.0, 25.0, 50.0, 75.0, 100.0)]
+    legend = [(kind, KIND_LABELS.get(kind, kind), n) for kind, n in counts.items()]
+    return Timeline(total_ms=round(total, 3), steps=steps, ticks=ticks, legend=legend)
+
+
+def pretty_json(value: Any) -> str:
+    """JSON for humans; a string that holds JSON (tool-call arguments) is parsed first."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+
+
+def _describe(
+    kind: str, name: str, detail: dict[str, Any]
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[dict[str, Any]]]:
+    facts: list[tuple[str, str]] = []
+    blocks: list[tuple[str, str]] = []
+    evaluated: list[dict[str, Any]] = []
+    shown: set[str] = {"ok"}
+
+    def fact(label: str, key: str, unit: str = "") -> None:
+        shown.add(key)
+        value = detail.get(key)
+        if isinstance(value, float):
+            value = f"{value:,.1f}"
+        if value not in (None, "", []):
+            facts.append((label, f"{value}{unit}"))
+
+    if kind == "model_call":
+        fact("Model", "model")
+        fact("TTFT", "ttft_ms", " ms")
+        fact("Prompt tokens", "prompt_tokens")
+        fact("Completion tokens", "completion_tokens")
+        fact("Finish reason", "finish_reason")
+        fact("Failure", "failure")
+        fact("Error", "error")
+        shown.update({"content", "tool_calls"})
+        if detail.get("content"):
+            blocks.append(("Model output", str(detail["content"])))
+        for call in detail.get("tool_calls") or []:
+            if isinstance(call, dict):
+                blocks.append(
+                    (f"Tool call: {call.get('name', '?')}", pretty_json(call.get("arguments", "")))
+                )
+    elif kind == "tool_call":
+        fact("Error", "error")
+        shown.update({"arguments", "result"})
+        blocks.append(("Arguments", pretty_json(detail.get("arguments", {}))))
+        if detail.get("result") is not None:
+            blocks.append(("Result", pretty_json(detail["result"])))
+    elif kind == "hook":
+        facts.append(("Event", name))
+        fact("Decision", "action")
+        fact("Hook that decided", "hook")
+        fact("Error", "error")
+        shown.add("evaluated")
+        evaluated = [e for e in detail.get("evaluated") or [] if isinstance(e, dict)]
+    elif kind == "retry":
+        facts.append(("Hook", name))
+        fact("Attempt", "attempt")
+        shown.add("feedback")
+        if detail.get("feedback"):
+            blocks.append(("Feedback to the model", str(detail["feedback"])))
+    elif kind == "fallback":
+        facts.append(("Reason", name))
+        shown.add("reply")
+        if detail.get("reply"):
+            blocks.append(("Fallback reply", str(detail["reply"])))
+    elif kind == "skill_load":
+        facts.append(("Skill", name))
+    rest = {k: v for k, v in detail.items() if k not in shown}
+    if rest:
+        blocks.append(("Other detail", pretty_json(rest)))
+    return facts, blocks, evaluated
+
+
+def _num(value: Any) -> float:
+    try:
+        return max(0.0, float(value))
+    except (TypeError, ValueError):
+        return 0.0

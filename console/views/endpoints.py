@@ -1,0 +1,109 @@
+"""Model endpoints (operators only): the list, create, edit, a connection test, and the
+`vllm serve` command that serves each one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from console.forms.endpoints import EndpointForm
+from console.views.access import operator_required
+from training_app import selectors, services
+from training_app.models import ModelEndpoint
+
+CONNECTION_TIMEOUT_S = 3.0
+
+
+@require_GET
+@operator_required
+def endpoint_list(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "training_app/endpoint_list.html",
+        {"endpoints": selectors.endpoints_list(), "default_name": settings.HAT_DEFAULT_ENDPOINT},
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@operator_required
+def endpoint_create(request: HttpRequest) -> HttpResponse:
+    form = EndpointForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        endpoint = _save(form, None)
+        if endpoint is not None:
+            messages.success(request, f"Endpoint {endpoint.name} created.")
+            return redirect("console:endpoint-edit", endpoint_id=endpoint.pk)
+    status = 400 if form.errors else 200
+    return render(request, "training_app/endpoint_form.html", {"form": form}, status=status)
+
+
+@require_http_methods(["GET", "POST"])
+@operator_required
+def endpoint_edit(request: HttpRequest, endpoint_id: int) -> HttpResponse:
+    endpoint = selectors.endpoint_get(endpoint_id=endpoint_id)
+    form = EndpointForm(request.POST or None, initial=EndpointForm.initial_from(endpoint))
+    if request.method == "POST" and form.is_valid():
+        if _save(form, endpoint) is not None:
+            messages.success(request, f"Endpoint {endpoint.name} saved.")
+            return redirect("console:endpoint-edit", endpoint_id=endpoint.pk)
+        endpoint = selectors.endpoint_get(endpoint_id=endpoint_id)  # unchanged in the database
+    status = 400 if form.errors else 200
+    return render(
+        request,
+        "training_app/endpoint_form.html",
+        _edit_context(endpoint, form=form),
+        status=status,
+    )
+
+
+@require_POST
+@operator_required
+def endpoint_test(request: HttpRequest, endpoint_id: int) -> HttpResponse:
+    """Probe ``GET /models`` and show the outcome on the endpoint page (never a 500)."""
+    endpoint = selectors.endpoint_get(endpoint_id=endpoint_id)
+    check = selectors.endpoint_check_connection(endpoint=endpoint, timeout_s=CONNECTION_TIMEOUT_S)
+    form = EndpointForm(initial=EndpointForm.initial_from(endpoint))
+    return render(
+        request,
+        "training_app/endpoint_form.html",
+        _edit_context(endpoint, form=form, check=check),
+    )
+
+
+def _edit_context(endpoint: ModelEndpoint, **extra: Any) -> dict[str, Any]:
+    try:
+        command, command_error = selectors.endpoint_vllm_command(endpoint), ""
+    except ValueError as exc:
+        command, command_error = "", str(exc)
+    return {
+        "endpoint": endpoint,
+        "vllm_command": command,
+        "vllm_command_error": command_error,
+        "uses_h20_profile": selectors.endpoint_is_qwen_moe(endpoint),
+        "is_default": endpoint.name == settings.HAT_DEFAULT_ENDPOINT,
+        "connection_timeout_s": CONNECTION_TIMEOUT_S,
+        **extra,
+    }
+
+
+def _save(form: EndpointForm, endpoint: ModelEndpoint | None) -> ModelEndpoint | None:
+    """Save through the service; model validation errors land on their fields."""
+    name = form.cleaned_data["name"]
+    taken = selectors.endpoint_get_by_name(name)
+    if taken is not None and (endpoint is None or taken.pk != endpoint.pk):
+        form.add_error("name", f"an endpoint named {name!r} already exists; pick another name")
+        return None
+    try:
+        if endpoint is None:
+            return services.endpoint_create(**form.endpoint_fields())
+        return services.endpoint_update(endpoint=endpoint, **form.endpoint_fields())
+    except ValidationError as exc:
+        for field, errors in exc.message_dict.items():
+            form.add_error(field if field in form.fields else None, errors)
+        return None

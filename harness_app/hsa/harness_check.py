@@ -1,0 +1,481 @@
+"""``validate_harness`` at augmentation speed: the same rules, with cached component checks.
+
+Full validation costs about 3 ms (JSON-Schema meta-validation of every tool schema and a CEL
+compile per hook); HSA verifies every augmented harness and must do thousands per second. An
+augmented harness mostly reuses the original's components, and the edited ones repeat across
+examples, so each expensive check is cached on something exact:
+
+- a tool schema by object identity, then by its canonical JSON text (meta-schema errors and a
+  compiled ``Draft202012Validator`` for the arguments);
+- an executor, a prompt section and a hook by value (they are frozen and hashable), through
+  ``validate_harness`` on a harness holding just that component;
+- names, descriptions, uniqueness and ``allowed_tools`` references are cheap and run live.
+
+A test asserts that ``harness_problems`` reports exactly the error paths ``validate_harness``
+reports, on valid and invalid harnesses. Schemas are treated as immutable, as everywhere in the
+harness package: mutating a schema dict in place after checking it is not supported.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+from typing import Any, Final
+
+from jsonschema import Draft202012Validator
+
+from harness_app.harness.conditions import ConditionError
+from harness_app.harness.errors import FieldError, join_path
+from harness_app.harness.model import (
+    CONDITION_KINDS,
+    HOOK_EVENTS,
+    Harness,
+    Hook,
+    Prompt,
+    PromptSection,
+    Skill,
+    Tool,
+    ToolExecutor,
+)
+from harness_app.harness.serialization import canonical_json
+from harness_app.harness.typed_reader import MAX_JSON_DEPTH
+from harness_app.harness.validation import (
+    MAX_SKILL_DESCRIPTION_CHARS,
+    SKILL_NAME_HELP,
+    SKILL_NAME_PATTERN,
+    TOOL_NAME_HELP,
+    TOOL_NAME_PATTERN,
+    input_schema_errors,
+    validate_harness,
+)
+from harness_app.hsa.hook_decisions import compiled_condition
+from harness_app.hsa.identity_cache import IdentityCache
+from harness_app.hsa.renaming import replace_hook
+
+_SKILL_NAME = re.compile(SKILL_NAME_PATTERN.strip("^$"))
+_TOOL_NAME = re.compile(TOOL_NAME_PATTERN.strip("^$"))
+_TEXT_CACHE_SIZE: Final = 4096
+_PLACEHOLDER_SCHEMA: Final[dict[str, Any]] = {"type": "object", "properties": {}}
+
+
+# The meta-schema check validation.py runs (Draft 2020-12, format assertions on keywords).
+_META_VALIDATOR: Final = Draft202012Validator(
+    Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER
+)
+# Keywords whose values are subschemas in Draft 2020-12 (every one is checked against the same
+# meta-schema through "$dynamicRef": "#meta", so a schema is valid exactly when its "shell",
+# with each subschema replaced by ``true``, and every subschema are valid).
+_SUBSCHEMA_MAPS: Final = ("properties", "patternProperties", "$defs", "dependentSchemas")
+_SUBSCHEMA_LISTS: Final = ("prefixItems", "allOf", "anyOf", "oneOf")
+_SUBSCHEMA_SINGLE: Final = (
+    "items",
+    "additionalProperties",
+    "not",
+    "contains",
+    "if",
+    "then",
+    "else",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+)
+
+
+# Keyword values the meta-schema only type-checks; the shell replaces them by a value of the
+# same JSON type so that edits to wording, names and defaults do not defeat the cache.
+_ANY_STRING: Final = frozenset({"description", "title", "$comment"})
+_ANY_VALUE: Final = frozenset({"default", "const"})
+_ANY_ARRAY: Final = frozenset({"examples", "enum"})
+
+
+def _normalised(key: str, value: Any) -> Any:
+    if key in _ANY_STRING and isinstance(value, str):
+        return ""
+    if key in _ANY_VALUE:
+        return None
+    if key in _ANY_ARRAY and isinstance(value, list):
+        return []
+    if (
+        key == "required"
+        and isinstance(value, list)
+        and all(isinstance(v, str) for v in value)
+        and len(set(value)) == len(value)
+    ):
+        # Only "array of unique strings" is checked; which strings does not matter.
+        return [f"r{i}" for i in range(len(value))]
+    return value
+
+
+def _plain_height(value: Any) -> int | None:
+    """Nesting height of plain JSON data (0 for scalars), None if it is not plain JSON
+    (tuples, NaN, non-string keys, other types: ``input_schema_errors`` reports those)."""
+    if value is None or isinstance(value, str | bool | int):
+        return 0
+    if isinstance(value, float):
+        return 0 if math.isfinite(value) else None
+    if isinstance(value, list):
+        heights = [_plain_height(item) for item in value]
+    elif isinstance(value, dict) and all(isinstance(key, str) for key in value):
+        heights = [_plain_height(item) for item in value.values()]
+    else:
+        return None
+    if any(h is None for h in heights):
+        return None
+    return 1 + max((h for h in heights if h is not None), default=0)
+
+
+class SchemaCache:
+    """Tool-schema checks cached per schema *node* by identity, and the meta-schema check of
+    each node's shell by canonical text, so an edit that rebuilds a schema around unchanged
+    property schemas re-checks only the new dicts, and reworded or renamed nodes hit the
+    shell cache. Argument validators are cached by canonical text. All caches are bounded."""
+
+    def __init__(self) -> None:
+        self._errors: IdentityCache[tuple[FieldError, ...]] = IdentityCache(4096)
+        self._nodes: IdentityCache[tuple[int | None]] = IdentityCache(8192)
+        self._shells: dict[str, bool] = {}
+        self._validators: IdentityCache[Draft202012Validator] = IdentityCache()
+        self._validators_by_text: dict[str, Draft202012Validator] = {}
+        self._arguments: dict[tuple[int, str], tuple[Draft202012Validator, bool]] = {}
+
+    def errors(self, schema: object) -> tuple[FieldError, ...]:
+        """``input_schema_errors(schema, "")``, computed in full only for invalid schemas."""
+        hit = self._errors.get(schema)
+        if hit is not None:
+            return hit
+        errors: tuple[FieldError, ...] = ()
+        valid = (
+            isinstance(schema, dict)
+            and schema.get("type") == "object"
+            and (height := self._node(schema)) is not None
+            and height <= MAX_JSON_DEPTH
+        )
+        if not valid:
+            errors = tuple(input_schema_errors(schema, ""))
+        self._errors.put(schema, errors)
+        return errors
+
+    def validator(self, schema: dict[str, Any]) -> Draft202012Validator:
+        """A validator for arguments (the schema must be valid)."""
+        hit = self._validators.get(schema)
+        if hit is not None:
+            return hit
+        text = canonical_json(schema)
+        validator = self._validators_by_text.get(text)
+        if validator is None:
+            validator = Draft202012Validator(schema)
+            if len(self._validators_by_text) >= _TEXT_CACHE_SIZE:
+                self._validators_by_text.clear()
+            self._validators_by_text[text] = validator
+        self._validators.put(schema, validator)
+        return validator
+
+    def arguments_valid(self, schema: dict[str, Any], arguments: object) -> bool:
+        """Whether arguments validate against a valid schema (cached by the validator and
+        the arguments' canonical JSON: gold arguments repeat across examples)."""
+        validator = self.validator(schema)
+        try:
+            key = canonical_json(arguments)
+        except (TypeError, ValueError):
+            return bool(validator.is_valid(arguments))
+        hit = self._arguments.get((id(validator), key))
+        if hit is not None and hit[0] is validator:
+            return hit[1]
+        valid = bool(validator.is_valid(arguments))
+        if len(self._arguments) >= _TEXT_CACHE_SIZE:
+            self._arguments.clear()
+        self._arguments[(id(validator), key)] = (validator, valid)
+        return valid
+
+    def _node(self, node: dict[str, Any]) -> int | None:
+        """Height of a valid, plain-JSON schema node; None when it or a subschema is not."""
+        hit = self._nodes.get(node)
+        if hit is not None:
+            return hit[0]
+        height = self._compute_node(node)
+        self._nodes.put(node, (height,))
+        return height
+
+    def _compute_node(self, node: dict[str, Any]) -> int | None:
+        # One pass builds the shell (subschemas replaced by ``true``, property names by
+        # placeholders, type-checked-only values normalised) and the nesting height.
+        shell: dict[str, Any] = {}
+        height = 0
+        for key, value in node.items():
+            if not isinstance(key, str):
+                return None
+            child: int | None
+            if key in _SUBSCHEMA_SINGLE and isinstance(value, dict):
+                shell[key] = True
+                child = self._node(value)
+            elif (
+                key in _SUBSCHEMA_MAPS and isinstance(value, dict) and _all_schemas(value.values())
+            ):
+                names = value if key != "properties" else _placeholders(len(value))
+                shell[key] = dict.fromkeys(names, True)
+                child = self._children_height(value.values())
+            elif key in _SUBSCHEMA_LISTS and isinstance(value, list) and _all_schemas(value):
+                shell[key] = [True] * len(value)
+                child = self._children_height(value)
+            else:
+                shell[key] = _normalised(key, value)
+                child = _plain_height(value)
+            if child is None:
+                return None
+            height = max(height, child)
+        # repr of the sorted items is injective on plain JSON (unlike str(), it keeps
+        # 1, 1.0 and True apart) and cheaper than canonical JSON.
+        text = repr(sorted(shell.items()))
+        valid = self._shells.get(text)
+        if valid is None:
+            valid = bool(_META_VALIDATOR.is_valid(shell))
+            if len(self._shells) >= _TEXT_CACHE_SIZE:
+                self._shells.clear()
+            self._shells[text] = valid
+        return height + 1 if valid else None
+
+    def _children_height(self, children: Any) -> int | None:
+        height = 0
+        for child in children:
+            if isinstance(child, dict):
+                sub = self._node(child)
+                if sub is None:
+                    return None
+                height = max(height, sub)
+        return height + 1
+
+
+@lru_cache(maxsize=256)
+def _placeholders(count: int) -> tuple[str, ...]:
+    return tuple(f"p{i}" for i in range(count))
+
+
+def _all_schemas(values: Any) -> bool:
+    return all(isinstance(value, dict | bool) for value in values)
+
+
+SCHEMAS = SchemaCache()
+
+
+def _reroot(errors: tuple[FieldError, ...], prefix: str, target: str) -> list[FieldError]:
+    return [
+        FieldError(
+            target + e.path[len(prefix) :] if e.path.startswith(prefix) else e.path, e.message
+        )
+        for e in errors
+    ]
+
+
+@lru_cache(maxsize=4096)
+def _executor_errors(executor: ToolExecutor) -> tuple[FieldError, ...]:
+    tool = Tool("x", "x", _PLACEHOLDER_SCHEMA, executor)
+    return tuple(validate_harness(Harness(tools=(tool,))))
+
+
+@lru_cache(maxsize=8192)
+def _section_errors(section: PromptSection) -> tuple[FieldError, ...]:
+    return tuple(validate_harness(Harness(prompt=Prompt(sections=(section,)))))
+
+
+@lru_cache(maxsize=8192)
+def _hook_rule_errors(hook: Hook) -> tuple[FieldError, ...]:
+    return tuple(validate_harness(Harness(hooks=(hook,))))
+
+
+@lru_cache(maxsize=8192)
+def _condition_error(kind: str, source: str, event: str) -> str | None:
+    try:
+        compiled_condition(kind, source, event)
+    except ConditionError as exc:
+        return exc.message
+    return None
+
+
+def _hook_errors(hook: Hook) -> tuple[FieldError, ...]:
+    """validate_harness's errors for one hook. Every rule but the condition is checked on
+    the hook with a cheap placeholder condition (a one-character regex, so a cache miss costs
+    no CEL compile), cached by that hook; the real condition goes through the compile cache.
+    Thresholds, wording and matchers thus vary without recompiling anything."""
+    if (
+        hook.condition_kind not in CONDITION_KINDS
+        or hook.event not in HOOK_EVENTS
+        or not isinstance(hook.condition, str)
+    ):
+        return _hook_rule_errors(hook)
+    errors = _hook_rule_errors(replace_hook(hook, condition="x", condition_kind="regex"))
+    message = _condition_error(hook.condition_kind, hook.condition, hook.event)
+    if message is None:
+        return errors
+    return (*errors, FieldError("hooks[0].condition", message))
+
+
+def _name_error(
+    path: str, value: str, pattern: re.Pattern[str], raw: str, help_text: str
+) -> list[FieldError]:
+    if isinstance(value, str) and pattern.fullmatch(value):
+        return []
+    if not isinstance(value, str):
+        return [FieldError(path, "name must be a string")]
+    return [FieldError(path, f"name '{value}' must match {raw} ({help_text})")]
+
+
+def _duplicates(base: str, field: str, names: list[str], label: str) -> list[FieldError]:
+    first: dict[str, int] = {}
+    errors = []
+    for index, name in enumerate(names):
+        if name in first:
+            errors.append(
+                FieldError(
+                    join_path(base, index, field),
+                    f"duplicate {label} '{name}' (already used by {base}[{first[name]}]); "
+                    f"{label}s must be unique",
+                )
+            )
+        else:
+            first[name] = index
+    return errors
+
+
+def _one_skill_errors(skill: Skill) -> tuple[FieldError, ...]:
+    """Name and description errors of one skill, with paths under ``skills[0]``."""
+    path = "skills[0]"
+    errors = _name_error(
+        f"{path}.name", skill.name, _SKILL_NAME, SKILL_NAME_PATTERN, SKILL_NAME_HELP
+    )
+    if not isinstance(skill.description, str) or not skill.description.strip():
+        errors.append(FieldError(f"{path}.description", "description must not be empty"))
+    if isinstance(skill.description, str) and (
+        len(skill.description) > MAX_SKILL_DESCRIPTION_CHARS
+    ):
+        errors.append(
+            FieldError(
+                f"{path}.description",
+                f"description is {len(skill.description)} characters; the limit is "
+                f"{MAX_SKILL_DESCRIPTION_CHARS}",
+            )
+        )
+    return tuple(errors)
+
+
+_SKILL: IdentityCache[tuple[FieldError, ...]] = IdentityCache()
+
+
+def _skill_errors(skills: tuple[Skill, ...], tool_names: set[str]) -> list[FieldError]:
+    errors = _duplicates("skills", "name", [s.name for s in skills], "skill name")
+    for index, skill in enumerate(skills):
+        found = _SKILL.get(skill)
+        if found is None:
+            found = _one_skill_errors(skill)
+            _SKILL.put(skill, found)
+        if found:
+            errors += _reroot(found, "skills[0]", f"skills[{index}]")
+        for position, name in enumerate(skill.allowed_tools):
+            if name not in tool_names:
+                known = ", ".join(sorted(tool_names)) or "none defined"
+                errors.append(
+                    FieldError(
+                        f"skills[{index}].allowed_tools[{position}]",
+                        f"unknown tool '{name}'; allowed_tools must name tools of this harness "
+                        f"(known: {known})",
+                    )
+                )
+    return errors
+
+
+def _one_tool_errors(tool: Tool) -> tuple[FieldError, ...]:
+    """Errors of one tool, with paths under ``tools[0]``."""
+    path = "tools[0]"
+    errors = _name_error(f"{path}.name", tool.name, _TOOL_NAME, TOOL_NAME_PATTERN, TOOL_NAME_HELP)
+    if not isinstance(tool.description, str) or not tool.description.strip():
+        errors.append(FieldError(f"{path}.description", "description must not be empty"))
+    errors += [
+        FieldError(
+            join_path(f"{path}.input_schema", e.path) if e.path else f"{path}.input_schema",
+            e.message,
+        )
+        for e in SCHEMAS.errors(tool.input_schema)
+    ]
+    errors += _executor_errors(tool.executor)
+    return tuple(errors)
+
+
+_TOOL: IdentityCache[tuple[FieldError, ...]] = IdentityCache(4096)
+
+
+def _tool_errors(tools: tuple[Tool, ...]) -> list[FieldError]:
+    errors = _duplicates("tools", "name", [t.name for t in tools], "tool name")
+    for index, tool in enumerate(tools):
+        found = _TOOL.get(tool)
+        if found is None:
+            found = _one_tool_errors(tool)
+            _TOOL.put(tool, found)
+        if found:
+            errors += _reroot(found, "tools[0]", f"tools[{index}]")
+    return errors
+
+
+def _prompt_errors(sections: tuple[PromptSection, ...]) -> list[FieldError]:
+    errors = _duplicates("prompt.sections", "id", [s.id for s in sections], "section id")
+    for index, section in enumerate(sections):
+        errors += _reroot(
+            _section_errors(section), "prompt.sections[0]", f"prompt.sections[{index}]"
+        )
+    return errors
+
+
+def _hooks_errors(hooks: tuple[Hook, ...]) -> list[FieldError]:
+    errors = _duplicates("hooks", "name", [k.name for k in hooks], "hook name")
+    for index, hook in enumerate(hooks):
+        errors += _reroot(_hook_errors(hook), "hooks[0]", f"hooks[{index}]")
+    return errors
+
+
+# Results per component tuple, by identity: an augmented harness shares the tuples its
+# transforms did not touch. Skills depend on the tool names too, so their entry records the
+# tool names they were checked against.
+_SKILLS: IdentityCache[tuple[tuple[str, ...], list[FieldError]]] = IdentityCache(64)
+_TOOLS: IdentityCache[list[FieldError]] = IdentityCache(64)
+_PROMPTS: IdentityCache[list[FieldError]] = IdentityCache(64)
+_HOOKS: IdentityCache[list[FieldError]] = IdentityCache(64)
+
+
+def harness_problems(harness: Harness) -> list[FieldError]:
+    """Every rule violation ``validate_harness`` would report (same paths), computed with
+    cached component checks."""
+    tool_names = tuple(tool.name for tool in harness.tools)
+    skills_hit = _SKILLS.get(harness.skills)
+    if skills_hit is not None and skills_hit[0] == tool_names:
+        skill_errors = skills_hit[1]
+    else:
+        skill_errors = _skill_errors(harness.skills, set(tool_names))
+        _SKILLS.put(harness.skills, (tool_names, skill_errors))
+    tool_errors = _TOOLS.get(harness.tools)
+    if tool_errors is None:
+        tool_errors = _tool_errors(harness.tools)
+        _TOOLS.put(harness.tools, tool_errors)
+    prompt_errors = _PROMPTS.get(harness.prompt.sections)
+    if prompt_errors is None:
+        prompt_errors = _prompt_errors(harness.prompt.sections)
+        _PROMPTS.put(harness.prompt.sections, prompt_errors)
+    hook_errors = _HOOKS.get(harness.hooks)
+    if hook_errors is None:
+        hook_errors = _hooks_errors(harness.hooks)
+        _HOOKS.put(harness.hooks, hook_errors)
+    return [*skill_errors, *tool_errors, *prompt_errors, *hook_errors]
+
+
+def schema_errors(schema: object) -> tuple[FieldError, ...]:
+    """Cached ``input_schema_errors(schema, "")`` of one tool schema."""
+    return SCHEMAS.errors(schema)
+
+
+def arguments_valid(schema: dict[str, Any], arguments: object) -> bool:
+    """Cached: do ``arguments`` validate against a *valid* tool schema?"""
+    return SCHEMAS.arguments_valid(schema, arguments)
+
+
+def argument_validator(schema: dict[str, Any]) -> Draft202012Validator:
+    """Cached argument validator of a *valid* tool schema."""
+    return SCHEMAS.validator(schema)
