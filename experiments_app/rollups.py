@@ -249,7 +249,7 @@ def rollups_update(
                 report.experiments[experiment.pk] = days
         state.exposures_scanned_at = now
         state.save(update_fields=["exposures_scanned_at", "updated_at"])
-        for table in (NEW_UV_DAYS, TOUCHED_UV_DAYS, AFFECTED, MEMBER_SOURCE, TOUCHED):
+        for table in TEMP_TABLES:
             _execute(f"DROP TABLE IF EXISTS {table}")
     report.seconds = time.perf_counter() - started
     log.info("rollups: %s", report.summary())
@@ -323,7 +323,7 @@ def _refresh_full(
     _insert_new_members(experiment, room_ids, window)
     _analyze([T_MEMBER])
     clock.lap("members")
-    _rewrite_unit_days(experiment, room_ids, days=days)
+    _rewrite_unit_days(experiment, room_ids, days)
     clock.lap("unit-days")
     data_days = _data_days(experiment.pk)
     if data_days:
@@ -344,41 +344,50 @@ def _refresh_incremental(
     """Rewrite only what the run's new UV-days and exposures touch; None: needs a full
     refresh (a member's first day moved earlier)."""
     clock = _Clock(report)
-    if not _stage_touched_uv_days(experiment, room_ids, window, since):
+    touched_days = _stage_touched_uv_days(experiment, room_ids, window, since)
+    if not touched_days:
         return []
     if experiment.unit != Experiment.Unit.UV:
-        days = [_as_date(d) for (d,) in _fetch(f"SELECT DISTINCT day FROM {TOUCHED_UV_DAYS}")]
-        _expose_room_audiences(experiment, room_ids, days, now)
+        _expose_room_audiences(experiment, room_ids, touched_days, now)
         clock.lap("room audiences")
     _stage_member_source(experiment, "created_at >= %s", [since])
     if _first_days_move_earlier():
         return None
     _insert_new_members(experiment, room_ids, window)
     clock.lap("members")
-    days = _stage_affected_unit_days(experiment)
+    days = _stage_activity(experiment, room_ids, touched_days)
     if not days:
         return []
     cutoffs = _cutoffs(experiment.pk, days)
-    previous = _cumulative_sums(experiment.pk, cutoffs, touched=True)
-    clock.lap("cumulative stats")
-    _rewrite_unit_days(experiment, room_ids, days=None)
+    _replace_affected_unit_days(experiment.pk, days)
     clock.lap("unit-days")
     _rewrite_daily_stats(experiment, days)
     clock.lap("daily stats")
-    _update_cumulative_stats(experiment.pk, cutoffs, previous)
+    _update_cumulative_stats(experiment.pk, cutoffs)
     clock.lap("cumulative stats")
     return days
 
 
 TOUCHED_UV_DAYS = "rollup_touched_uv_days"
+ACTIVITY = "rollup_activity"
 AFFECTED = "rollup_affected_unit_days"
+OLD_UNIT_DAYS = "rollup_old_unit_days"
+TEMP_TABLES = (
+    "rollup_new_uv_days",
+    TOUCHED_UV_DAYS,
+    ACTIVITY,
+    AFFECTED,
+    OLD_UNIT_DAYS,
+    "rollup_member_source",
+    "rollup_touched_units",
+)
 
 
 def _stage_touched_uv_days(
     experiment: Experiment, room_ids: list[int], window: Window, since: datetime
-) -> bool:
+) -> list[date]:
     """The experiment's UV-days that changed: new event sums in its rooms and window, and
-    UV-days of exposures logged since the last run."""
+    UV-days of exposures logged since the last run. Returns their days."""
     _execute(f"DROP TABLE IF EXISTS {TOUCHED_UV_DAYS}")
     _execute(
         f"""
@@ -392,26 +401,89 @@ def _stage_touched_uv_days(
         [*room_ids, window.start, window.end, experiment.pk, since],
     )
     _analyze([TOUCHED_UV_DAYS])
-    return bool(_fetch(f"SELECT 1 FROM {TOUCHED_UV_DAYS} LIMIT 1"))
+    return sorted(_as_date(d) for (d,) in _fetch(f"SELECT DISTINCT day FROM {TOUCHED_UV_DAYS}"))
 
 
-def _stage_affected_unit_days(experiment: Experiment) -> list[date]:
-    """(unit, day) pairs whose unit-day changes: the units of the touched UV-days' members."""
-    member_on = _MEMBER_ON[Experiment.Unit(experiment.unit)].replace("act.", "t.")
-    _execute(f"DROP TABLE IF EXISTS {AFFECTED}")
+def _stage_activity(
+    experiment: Experiment, room_ids: list[int], touched_days: list[date]
+) -> list[date]:
+    """One row per (member UV, day) of every affected unit-day, with the UV's outcome that
+    day and covariates: the touched UV-days themselves (UV units), or every active UV of a
+    touched room-day (room and room-day units, whose unit-day sums all of them). Stages the
+    affected (unit, day) pairs and units too; returns the affected days."""
+    pk = experiment.pk
+    in_rooms, in_days = _in(room_ids), _in(touched_days)
+    if experiment.unit == Experiment.Unit.UV:
+        sql = f"""
+            SELECT m.unit_id, m.arm_id, m.phase_id, t.day,
+                   COALESCE(v.gmv, 0) AS gmv, COALESCE(v.views, 0) AS views,
+                   m.c_gmv, m.c_views,
+                   CASE WHEN m.first_day = t.day THEN 1 ELSE 0 END AS joined
+            FROM (SELECT DISTINCT uv_id, day FROM {TOUCHED_UV_DAYS}) t
+            JOIN {T_MEMBER} m ON m.experiment_id = %s AND m.uv_id = t.uv_id
+                 AND m.first_day <= t.day
+            LEFT JOIN (
+                SELECT uv_id, day, SUM(gmv) AS gmv, SUM(views) AS views FROM {T_UVDAY}
+                WHERE room_id IN ({in_rooms}) AND day IN ({in_days})
+                GROUP BY uv_id, day
+            ) v ON v.uv_id = t.uv_id AND v.day = t.day
+        """
+        params: list[Any] = [pk, *room_ids, *touched_days]
+    else:
+        room_days = f"(room_id, day) IN (SELECT DISTINCT room_id, day FROM {TOUCHED_UV_DAYS})"
+        member_on = _MEMBER_ON[Experiment.Unit(experiment.unit)]
+        sql = f"""
+            SELECT m.unit_id, m.arm_id, m.phase_id, act.day, act.gmv, act.views,
+                   m.c_gmv, m.c_views,
+                   CASE WHEN m.first_day = act.day THEN 1 ELSE 0 END AS joined
+            FROM (
+                SELECT room_id, uv_id, day, SUM(gmv) AS gmv, SUM(views) AS views FROM (
+                    SELECT room_id, uv_id, day, gmv, views FROM {T_UVDAY}
+                    WHERE room_id IN ({in_rooms}) AND day IN ({in_days}) AND {room_days}
+                    UNION ALL
+                    SELECT room_id, uv_id, day, 0, 0 FROM {T_EXPOSURE}
+                    WHERE experiment_id = %s AND day IN ({in_days}) AND {room_days}
+                ) raw
+                GROUP BY room_id, uv_id, day
+            ) act
+            JOIN {T_MEMBER} m ON m.experiment_id = %s AND m.uv_id = act.uv_id AND {member_on}
+        """
+        params = [*room_ids, *touched_days, pk, *touched_days, pk]
+    for table in (ACTIVITY, AFFECTED, TOUCHED):
+        _execute(f"DROP TABLE IF EXISTS {table}")
+    _execute(f"CREATE TEMP TABLE {ACTIVITY} AS {sql}", params)
+    _execute(f"CREATE TEMP TABLE {AFFECTED} AS SELECT DISTINCT unit_id, day FROM {ACTIVITY}")
+    _execute(f"CREATE TEMP TABLE {TOUCHED} AS SELECT DISTINCT unit_id FROM {AFFECTED}")
+    _analyze([ACTIVITY, AFFECTED, TOUCHED])
+    return sorted(_as_date(d) for (d,) in _fetch(f"SELECT DISTINCT day FROM {AFFECTED}"))
+
+
+def _replace_affected_unit_days(experiment_id: int, days: list[date]) -> None:
+    """Keep the affected unit-days' old rows (for the cumulative update), then rewrite them
+    from the staged activity."""
+    pick = (
+        f"experiment_id = %s AND day IN ({_in(days)}) "
+        f"AND (unit_id, day) IN (SELECT unit_id, day FROM {AFFECTED})"
+    )
+    _execute(f"DROP TABLE IF EXISTS {OLD_UNIT_DAYS}")
+    _execute(
+        f"CREATE TEMP TABLE {OLD_UNIT_DAYS} AS SELECT unit_id, arm_id, phase_id, day, "
+        f"new_uvs, y_gmv, y_views, new_c_gmv, new_c_views FROM {T_UNITDAY} WHERE {pick}",
+        [experiment_id, *days],
+    )
+    _execute(f"DELETE FROM {T_UNITDAY} WHERE {pick}", [experiment_id, *days])
     _execute(
         f"""
-        CREATE TEMP TABLE {AFFECTED} AS
-        SELECT DISTINCT m.unit_id, t.day FROM {TOUCHED_UV_DAYS} t
-        JOIN {T_MEMBER} m ON m.experiment_id = %s AND m.uv_id = t.uv_id AND {member_on}
+        INSERT INTO {T_UNITDAY} (experiment_id, day, unit_id, arm_id, phase_id, y_gmv, y_views,
+                                 uvs, c_gmv, c_views, new_uvs, new_c_gmv, new_c_views)
+        SELECT %s, day, unit_id, arm_id, phase_id, SUM(gmv), SUM(views), COUNT(*),
+               SUM(c_gmv), SUM(c_views), SUM(joined), SUM(joined * c_gmv),
+               SUM(joined * c_views)
+        FROM {ACTIVITY} GROUP BY day, unit_id, arm_id, phase_id
         """,
-        [experiment.pk],
+        [experiment_id],
     )
-    _analyze([AFFECTED])
-    _execute(f"DROP TABLE IF EXISTS {TOUCHED}")
-    _execute(f"CREATE TEMP TABLE {TOUCHED} AS SELECT DISTINCT unit_id FROM {AFFECTED}")
-    _analyze([TOUCHED])
-    return sorted(_as_date(d) for (d,) in _fetch(f"SELECT DISTINCT day FROM {AFFECTED}"))
+    _analyze([OLD_UNIT_DAYS])
 
 
 def _data_days(experiment_id: int) -> list[date]:
@@ -551,34 +623,17 @@ _MEMBER_ON = {
 }
 
 
-def _rewrite_unit_days(
-    experiment: Experiment, room_ids: list[int], *, days: list[date] | None
-) -> None:
-    """Recompute unit-days: of whole ``days`` (full refresh), or - ``days=None`` - of the
-    affected (unit, day) pairs, reading only the touched UV-days (UV units) or room-days."""
+def _rewrite_unit_days(experiment: Experiment, room_ids: list[int], days: list[date]) -> None:
+    """Recompute the unit-days of whole ``days`` from UV-days and exposures (full refresh)."""
     uv_unit = experiment.unit == Experiment.Unit.UV
     act_keys = "uv_id, day" if uv_unit else "room_id, uv_id, day"
     member_on = _MEMBER_ON[Experiment.Unit(experiment.unit)]
     joined = "CASE WHEN m.first_day = act.day THEN"
     pk = experiment.pk
-    if days is not None:
-        scope_uv = scope_exposure = f" AND day IN ({_in(days)})"
-        scope_params: list[Any] = list(days)
-        _execute(
-            f"DELETE FROM {T_UNITDAY} WHERE experiment_id = %s AND day IN ({_in(days)})",
-            [pk, *days],
-        )
-    else:
-        keys = "uv_id, day" if uv_unit else "room_id, day"
-        scope_uv = scope_exposure = (
-            f" AND ({keys}) IN (SELECT DISTINCT {keys} FROM {TOUCHED_UV_DAYS})"
-        )
-        scope_params = []
-        _execute(
-            f"DELETE FROM {T_UNITDAY} WHERE experiment_id = %s "
-            f"AND (unit_id, day) IN (SELECT unit_id, day FROM {AFFECTED})",
-            [pk],
-        )
+    _execute(
+        f"DELETE FROM {T_UNITDAY} WHERE experiment_id = %s AND day IN ({_in(days)})",
+        [pk, *days],
+    )
     _execute(
         f"""
         INSERT INTO {T_UNITDAY} (experiment_id, day, unit_id, arm_id, phase_id, y_gmv, y_views,
@@ -591,17 +646,17 @@ def _rewrite_unit_days(
         FROM (
             SELECT {act_keys}, SUM(gmv) AS gmv, SUM(views) AS views FROM (
                 SELECT room_id, uv_id, day, gmv, views FROM {T_UVDAY}
-                WHERE room_id IN ({_in(room_ids)}){scope_uv}
+                WHERE room_id IN ({_in(room_ids)}) AND day IN ({_in(days)})
                 UNION ALL
                 SELECT room_id, uv_id, day, 0, 0 FROM {T_EXPOSURE}
-                WHERE experiment_id = %s{scope_exposure}
+                WHERE experiment_id = %s AND day IN ({_in(days)})
             ) raw
             GROUP BY {act_keys}
         ) act
         JOIN {T_MEMBER} m ON m.experiment_id = %s AND m.uv_id = act.uv_id AND {member_on}
         GROUP BY act.day, m.unit_id, m.arm_id, m.phase_id
         """,
-        [pk, *room_ids, *scope_params, pk, *scope_params, pk],
+        [pk, *room_ids, *days, pk, *days, pk],
     )
 
 
@@ -689,10 +744,9 @@ _WIDTH = 3 + 2 * len(_STAT_FIELDS)  # n, sum_x, sum_x2, then the 7 moments per m
 TOUCHED = "rollup_touched_units"
 
 
-def _cumulative_sums(experiment_id: int, cutoffs: list[date], *, touched: bool) -> Sums:
-    """Per (arm, phase): sums over units of f(running totals through each cutoff), with the
-    running totals from one scan (one conditional sum per cutoff). ``touched``: only the
-    units in the touched-units table."""
+def _cumulative_sums(experiment_id: int, cutoffs: list[date]) -> Sums:
+    """Per (arm, phase): sums over all units of f(running totals through each cutoff), with
+    the running totals from one scan (one conditional sum per cutoff)."""
     out: Sums = {}
     for start in range(0, len(cutoffs), CUMULATIVE_DAYS_PER_QUERY):
         chunk = cutoffs[start : start + CUMULATIVE_DAYS_PER_QUERY]
@@ -717,11 +771,10 @@ def _cumulative_sums(experiment_id: int, cutoffs: list[date], *, touched: bool) 
             ]
             outer += _moment_sql(f"x{k}", f"g{k}", f"cg{k}")
             outer += _moment_sql(f"x{k}", f"v{k}", f"cv{k}")
-        restrict = f" AND unit_id IN (SELECT unit_id FROM {TOUCHED})" if touched else ""
         sql = f"""
             SELECT arm_id, phase_id, {", ".join(outer)} FROM (
                 SELECT unit_id, arm_id, phase_id, {", ".join(inner)}
-                FROM {T_UNITDAY} WHERE experiment_id = %s AND day <= %s{restrict}
+                FROM {T_UNITDAY} WHERE experiment_id = %s AND day <= %s
                 GROUP BY unit_id, arm_id, phase_id
             ) u GROUP BY arm_id, phase_id
         """
@@ -759,18 +812,16 @@ def _rewrite_cumulative_stats(experiment_id: int, first: date) -> None:
         ).delete()
         return
     cutoffs = _cutoffs(experiment_id, [first])
-    _write_cumulative(
-        experiment_id, cutoffs, _cumulative_sums(experiment_id, cutoffs, touched=False)
-    )
+    _write_cumulative(experiment_id, cutoffs, _cumulative_sums(experiment_id, cutoffs))
 
 
-def _update_cumulative_stats(experiment_id: int, cutoffs: list[date], previous: Sums) -> None:
+def _update_cumulative_stats(experiment_id: int, cutoffs: list[date]) -> None:
     """new(k) = stored(k) - touched units' old contribution(k) + their new contribution(k).
 
-    Untouched units keep their running totals, so the stored sums only change by what the
-    touched units contribute; this rescans the touched units' unit-days instead of all.
-    ``previous`` is the touched units' contribution before the rewrite, at ``cutoffs``."""
-    current = _cumulative_sums(experiment_id, cutoffs, touched=True)
+    Untouched units keep their running totals, so the stored sums change only by what the
+    touched units contribute; one scan of the touched units' unit-days (plus the replaced
+    rows kept aside) gives both contributions."""
+    current, previous = _touched_contributions(experiment_id, cutoffs)
     stored = _stored_cumulative(experiment_id, cutoffs)
     combined: Sums = {}
     for key in set(previous) | set(current) | set(stored):
@@ -781,6 +832,75 @@ def _update_cumulative_stats(experiment_id: int, cutoffs: list[date], previous: 
             for k in range(len(cutoffs))
         ]
     _write_cumulative(experiment_id, cutoffs, combined)
+
+
+_RUNNING = {"x": "new_uvs", "g": "y_gmv", "v": "y_views", "cg": "new_c_gmv", "cv": "new_c_views"}
+
+
+def _outer_sums(prefix: str, k: int) -> list[str]:
+    x, g, v, cg, cv = (f"{prefix}{name}{k}" for name in _RUNNING)
+    return [
+        f"SUM(CASE WHEN {x} > 0 THEN 1 ELSE 0 END)",
+        f"SUM({x})",
+        f"SUM({x} * {x})",
+        *_moment_sql(x, g, cg),
+        *_moment_sql(x, v, cv),
+    ]
+
+
+def _touched_contributions(experiment_id: int, cutoffs: list[date]) -> tuple[Sums, Sums]:
+    """(new, old): per (arm, phase) and cutoff, the touched units' sums of f(running totals)
+    after and before this run's rewrite. Current rows of affected unit-days count only as
+    new, the kept old rows only as old, every other row as both."""
+    new: Sums = {}
+    old: Sums = {}
+    step = CUMULATIVE_DAYS_PER_QUERY // 2
+    for start in range(0, len(cutoffs), step):
+        chunk = cutoffs[start : start + step]
+        inner: list[str] = []
+        outer: list[str] = []
+        params: list[Any] = []
+        for k, cutoff in enumerate(chunk):
+            for prefix, flag in (("n", "in_new"), ("o", "in_old")):
+                for name, column in _RUNNING.items():
+                    inner.append(
+                        f"SUM(CASE WHEN day <= %s AND {flag} = 1 THEN {column} ELSE 0 END) "
+                        f"AS {prefix}{name}{k}"
+                    )
+                    params.append(cutoff)
+        for k in range(len(chunk)):
+            outer += _outer_sums("n", k) + _outer_sums("o", k)
+        columns = "unit_id, arm_id, phase_id, day, " + ", ".join(_RUNNING.values())
+        sql = f"""
+            SELECT arm_id, phase_id, {", ".join(outer)} FROM (
+                SELECT unit_id, arm_id, phase_id, {", ".join(inner)} FROM (
+                    SELECT {", ".join("u." + c.strip() for c in columns.split(","))}, 1 AS in_new,
+                           CASE WHEN a.unit_id IS NULL THEN 1 ELSE 0 END AS in_old
+                    FROM {T_UNITDAY} u
+                    LEFT JOIN {AFFECTED} a ON a.unit_id = u.unit_id AND a.day = u.day
+                    WHERE u.experiment_id = %s AND u.day <= %s
+                      AND u.unit_id IN (SELECT unit_id FROM {TOUCHED})
+                    UNION ALL
+                    SELECT {columns}, 0, 1 FROM {OLD_UNIT_DAYS}
+                ) r
+                GROUP BY unit_id, arm_id, phase_id
+            ) per_unit GROUP BY arm_id, phase_id
+        """
+        for arm_id, phase_id, *values in _fetch(sql, [*params, experiment_id, chunk[-1]]):
+            key = (int(arm_id), int(phase_id))
+            for k in range(len(chunk)):
+                base = 2 * k * _WIDTH
+                new.setdefault(key, []).append(
+                    [float(x or 0) for x in values[base : base + _WIDTH]]
+                )
+                old.setdefault(key, []).append(
+                    [float(x or 0) for x in values[base + _WIDTH : base + 2 * _WIDTH]]
+                )
+    for sums in (new, old):
+        for key, per_cutoff in sums.items():  # a (arm, phase) missing from some chunks: pad
+            if len(per_cutoff) != len(cutoffs):
+                sums[key] = per_cutoff + [[0.0] * _WIDTH] * (len(cutoffs) - len(per_cutoff))
+    return new, old
 
 
 def _stored_cumulative(experiment_id: int, cutoffs: list[date]) -> Sums:

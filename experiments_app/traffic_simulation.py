@@ -95,8 +95,11 @@ def plan_traffic(
     views_lift: float | None = None,
     seed: int = 0,
     today: date | None = None,
+    views_per_active_day: float | None = None,
 ) -> TrafficPlan:
-    """Draw the traffic; assignment by the experiment's own allocation (phase 1)."""
+    """Draw the traffic; assignment by the experiment's own allocation (phase 1).
+    ``views_per_active_day`` rescales the item-page-view rate (benchmarks calibrate the event
+    volume to the published test's with it)."""
     rooms = list(experiment.rooms.order_by("pk"))
     if not rooms:
         raise SimulationRefused("the experiment has no rooms")
@@ -127,7 +130,12 @@ def plan_traffic(
         treatment_weight=min(max(treated_share, 1e-6), 1 - 1e-6),
         gmv_lift=lift,
         views_lift=lift if views_lift is None else views_lift,
-        model=TrafficModel(days=days, pre_days=PRE_PERIOD_DAYS, rooms=len(rooms)),
+        model=TrafficModel(
+            days=days,
+            pre_days=PRE_PERIOD_DAYS,
+            rooms=len(rooms),
+            views_per_active_day=views_per_active_day or TrafficModel().views_per_active_day,
+        ),
         seed=seed,
         assigned_arm=(index > 0).astype(np.int8),
     )

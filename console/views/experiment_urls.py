@@ -31,9 +31,4 @@ urlpatterns = [
         experiments.experiment_csv,
         name="experiment-csv",
     ),
-    path(
-        "experiments/vendor/plotly-<str:version>.min.js",
-        experiments.plotly_js,
-        name="experiment-plotly-js",
-    ),
 ]

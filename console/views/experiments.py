@@ -8,18 +8,15 @@ theirs - any other experiment is a 404.
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 from typing import Any
 
-import plotly
 from django.contrib import messages
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils.text import slugify
-from django.views.decorators.http import require_GET, require_http_methods, require_safe
-from plotly.offline import get_plotlyjs_version
+from django.views.decorators.http import require_GET, require_http_methods
 
+from console import charts
 from console.forms.experiments import (
     AllocationForm,
     ArmFormSet,
@@ -31,7 +28,7 @@ from console.forms.experiments import (
 from console.roles import is_operator
 from console.views.access import console_user_required
 from console.views.pagination import paginate
-from experiments_app import charts
+from console.views.vendor import plotly_js_url
 from experiments_app import experiment_selectors as selectors
 from experiments_app import experiment_services as services
 from experiments_app.models import Experiment
@@ -39,8 +36,6 @@ from experiments_app.readout_export import readout_csv_rows
 from experiments_app.readouts import experiment_readout
 
 EXPERIMENTS_PER_PAGE = 25
-PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
-PLOTLY_JS_VERSION = get_plotlyjs_version()
 
 
 def _operator_only(request: HttpRequest) -> None:
@@ -136,9 +131,7 @@ def experiment_detail(request: HttpRequest, experiment_id: int) -> HttpResponse:
             "experiment": experiment,
             "readout": readout,
             "figures": figures,
-            "plotly_js_url": reverse(
-                "console:experiment-plotly-js", kwargs={"version": PLOTLY_JS_VERSION}
-            ),
+            "plotly_js_url": plotly_js_url(),
             "srm_flagged": readout.srm is not None and readout.srm.flagged,
             "guardrail_breaches": [b for g in readout.guardrails for b in g.breaches],
             "api_url": f"/api/v1/experiments/{experiment.pk}/readout",
@@ -228,13 +221,3 @@ def experiment_allocation(request: HttpRequest, experiment_id: int) -> HttpRespo
         {"experiment": experiment, "form": form},
         status=400 if form.errors else 200,
     )
-
-
-@require_safe
-def plotly_js(request: HttpRequest, version: str) -> FileResponse:
-    """plotly.js from the installed ``plotly`` package (no CDN); versioned URL, cached."""
-    if version != PLOTLY_JS_VERSION or not PLOTLY_JS.is_file():
-        raise Http404("No such plotly.js version.")
-    response = FileResponse(PLOTLY_JS.open("rb"), content_type="text/javascript; charset=utf-8")
-    response["Cache-Control"] = "public, max-age=31536000, immutable"
-    return response

@@ -179,7 +179,7 @@ def test_readout_page_has_tables_charts_and_phase_notes(
         )
         assert payload is not None, figure
         assert json.loads(payload.group(1))["data"]
-    plotly_url = re.search(r'<script src="(/experiments/vendor/plotly-[^"]+)"', page)
+    plotly_url = re.search(r'<script src="(/vendor/plotly-[^"]+)"', page)
     assert plotly_url is not None
     js = operator_client.get(plotly_url.group(1))
     assert js.status_code == 200 and js["Content-Type"].startswith("text/javascript")
