@@ -188,9 +188,12 @@ class _Validator:
         if not amount.is_finite():
             return ItemError(0, "amount", f"must be a finite number; got {raw!r}")
         if amount < 0:
-            return ItemError(
-                0, "amount", f"must not be negative (got {raw}); send a refund event instead"
+            hint = (
+                "a refund carries the positive amount refunded"
+                if kind == Event.Type.REFUND
+                else "send a refund event instead"
             )
+            return ItemError(0, "amount", f"must not be negative (got {raw}); {hint}")
         if amount > MAX_AMOUNT:
             return ItemError(0, "amount", f"must be at most 1000000000; got {raw}")
         if amount != amount.quantize(CENT):
