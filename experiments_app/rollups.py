@@ -455,6 +455,10 @@ def _stage_activity(
     _execute(f"CREATE TEMP TABLE {AFFECTED} AS SELECT DISTINCT unit_id, day FROM {ACTIVITY}")
     _execute(f"CREATE TEMP TABLE {TOUCHED} AS SELECT DISTINCT unit_id FROM {AFFECTED}")
     _analyze([ACTIVITY, AFFECTED, TOUCHED])
+    if connection.vendor != "postgresql":
+        # SQLite plans joins as nested loops: give them an index to probe. (PostgreSQL hashes.)
+        _execute(f"CREATE INDEX {AFFECTED}_key ON {AFFECTED} (unit_id, day)")
+        _execute(f"CREATE INDEX {TOUCHED}_key ON {TOUCHED} (unit_id)")
     return sorted(_as_date(d) for (d,) in _fetch(f"SELECT DISTINCT day FROM {AFFECTED}"))
 
 
