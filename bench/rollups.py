@@ -235,8 +235,9 @@ def run() -> None:
     )
     full = rollups_update(full=True)
     print(f"{'  baseline: full recompute of the experiment':<52} {full.seconds:>8.2f} s")
-    target_rollup = report.seconds <= 10
-    print(f"target <= 10 s: {'met' if target_rollup else 'NOT met'}")
+    verdict = "met" if report.seconds <= 10 else "NOT met"
+    scale = "" if FULL else " (the target is for BENCH_FULL=1; this run is smaller)"
+    print(f"target <= 10 s at 1.975M UVs: {verdict} at this scale{scale}")
 
     timings = []
     readout = None
@@ -269,4 +270,4 @@ def run() -> None:
         f"true +4.334%); days {readout.days[0]}..{readout.days[-1]}"
     )
     ok = statistics.median(timings) <= 1.0
-    print(f"target readout <= 1 s: {'met' if ok else 'NOT met'}")
+    print(f"target readout <= 1 s: {'met' if ok else 'NOT met'} at this scale{scale}")

@@ -25,6 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 REQUESTS = int(os.environ.get("BENCH_RUNTIME_REQUESTS", "400"))
 PROFILE = os.environ.get("BENCH_PROFILE")  # a path: write a cProfile of the measured loop
+# BENCH_WITH_EXPERIMENT=1: the room runs an A/B experiment (two Harness arms, 50/50), so every
+# reply also goes through sticky assignment and exposure logging (issue #5: <= 1 extra query).
+WITH_EXPERIMENT = os.environ.get("BENCH_WITH_EXPERIMENT") == "1"
 WARMUP = 30
 
 
@@ -50,6 +53,20 @@ def _row(label: str, values: list[float]) -> str:
         f"{label:<52} p50 {_percentile(values, 50):>7.2f} ms"
         f"   p99 {_percentile(values, 99):>7.2f} ms   mean {statistics.fmean(values):>7.2f} ms"
     )
+
+
+def _start_experiment(room, version, endpoint, owner) -> None:  # type: ignore[no-untyped-def]
+    from experiments_app import experiment_services as ab
+
+    arms = [
+        ab.ArmSpec("harness-a", "harness", version, endpoint, 5000),
+        ab.ArmSpec("harness-b", "harness", version, endpoint, 5000),
+    ]
+    experiment = ab.experiment_create(
+        spec=ab.ExperimentSpec(name=f"overhead {room.pk}", rooms=[room], arms=arms),
+        created_by=owner,
+    )
+    ab.experiment_start(experiment=experiment)
 
 
 def run() -> None:
@@ -93,6 +110,8 @@ def run() -> None:
         )
         room.reply_endpoint = endpoint
         room.save()
+        if WITH_EXPERIMENT:
+            _start_experiment(room, version, endpoint, owner)
         totals: list[float] = []
         model_ms: list[float] = []
         overheads: list[float] = []
@@ -132,7 +151,9 @@ def run() -> None:
             profiler.disable()
             profiler.dump_stats(PROFILE)
         print(
-            f"{REQUESTS} replies (after {WARMUP} warm-up), demo harness: "
+            f"{REQUESTS} replies (after {WARMUP} warm-up)"
+            f"{', routed through a running A/B experiment' if WITH_EXPERIMENT else ''}, "
+            "demo harness: "
             f"{len(content.skills)} skills, {len(content.tools)} tools, "
             f"{len(content.hooks)} hooks, 30 products; 3 model calls per reply; "
             f"fallbacks: {fallbacks}"

@@ -192,6 +192,7 @@ def test_rollup_task_on_a_real_worker(published_room, make_experiment):
     broker = os.environ.get("CELERY_BROKER_URL", "")
     if not broker.startswith("redis://"):
         pytest.skip("needs CELERY_BROKER_URL=redis://... (a real broker)")
+    from console.celery import app as celery_app
     from experiments_app.tasks import update_rollups
 
     experiment = make_experiment([published_room])
@@ -223,12 +224,31 @@ def test_rollup_task_on_a_real_worker(published_room, make_experiment):
         env=env,
     )
     try:
-        result = update_rollups.apply_async(queue=queue)
+        result = celery_app.send_task(update_rollups.name, queue=queue)
         outcome = result.get(timeout=90)
     finally:
         worker.terminate()
         worker.wait(timeout=30)
+        _wait_for_other_sessions_to_close(settings_dict["NAME"])
     assert outcome["experiments"][str(experiment.pk)] >= 2  # the window runs to today
     assert outcome["events"] == Event.objects.count()
     readout = experiment_readout(experiment=experiment)
     assert readout.has_data and len(readout.days) == 2
+
+
+def _wait_for_other_sessions_to_close(database: str, timeout_s: float = 10.0) -> None:
+    """The worker's database session ends a moment after the process: wait for it, so the
+    test database can be dropped at teardown."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE datname = %s AND pid <> pg_backend_pid()",
+                [database],
+            )
+            if cursor.fetchone()[0] == 0:
+                return
+        time.sleep(0.1)
