@@ -169,7 +169,12 @@ def test_readout_json_after_simulated_traffic(operator_api, published_room, make
     gmv = data["metrics"][0]
     assert gmv["metric"] == "gmv" and gmv["primary"]
     comparison = gmv["comparisons"][0]
-    assert comparison["relative"]["ci_low"] < comparison["relative"]["estimate"]
+    relative = comparison["relative"]
+    # Experiment salts are random, so which simulated viewers land in the small treatment arm
+    # varies; with heavy-tailed GMV the arm can even have none (-100%), so only the ordering
+    # and bounds are asserted here (the numbers are checked end to end in
+    # test_readout_end_to_end.py).
+    assert -1.0 <= relative["ci_low"] <= relative["estimate"] <= relative["ci_high"]
     assert comparison["cuped"]["variance_reduction"] is not None
     assert len(comparison["daily"]) == 4 and len(comparison["cumulative"]) == 4
     guard = data["guardrails"][0]
