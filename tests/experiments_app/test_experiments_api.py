@@ -172,9 +172,9 @@ def test_readout_json_after_simulated_traffic(operator_api, published_room, make
     relative = comparison["relative"]
     # Experiment salts are random, so which simulated viewers land in the small treatment arm
     # varies; with heavy-tailed GMV the arm can even have none (-100%), so only the ordering
-    # and bounds are asserted here (the numbers are checked end to end in
+    # is asserted here (a delta-method interval may reach below -100%; the numbers are checked in
     # test_readout_end_to_end.py).
-    assert -1.0 <= relative["ci_low"] <= relative["estimate"] <= relative["ci_high"]
+    assert relative["ci_low"] <= relative["estimate"] <= relative["ci_high"]
     assert comparison["cuped"]["variance_reduction"] is not None
     assert len(comparison["daily"]) == 4 and len(comparison["cumulative"]) == 4
     guard = data["guardrails"][0]
