@@ -164,6 +164,7 @@ def _roll_up_events(state: RollupState, report: RollupReport) -> set[tuple[int, 
             f"""
             INSERT INTO {T_UVDAY} (room_id, day, uv_id, gmv, views, events)
             SELECT room_id, day, uv_id, gmv, views, events FROM {NEW_UV_DAYS} WHERE 1 = 1
+            ORDER BY uv_id, day
             ON CONFLICT (room_id, day, uv_id) DO UPDATE SET
                 gmv = {T_UVDAY}.gmv + excluded.gmv,
                 views = {T_UVDAY}.views + excluded.views,
@@ -320,7 +321,7 @@ def _refresh_full(
     if experiment.unit != Experiment.Unit.UV:
         _expose_room_audiences(experiment, room_ids, days, now)
     _stage_member_source(experiment, f"day IN ({_in(days)})", days)
-    _insert_new_members(experiment, room_ids, window)
+    _insert_new_members(experiment, room_ids, window, known=None)
     _analyze([T_MEMBER])
     clock.lap("members")
     _rewrite_unit_days(experiment, room_ids, days)
@@ -351,9 +352,10 @@ def _refresh_incremental(
         _expose_room_audiences(experiment, room_ids, touched_days, now)
         clock.lap("room audiences")
     _stage_member_source(experiment, "created_at >= %s", [since])
+    _stage_known_members(experiment.pk)
     if _first_days_move_earlier():
         return None
-    _insert_new_members(experiment, room_ids, window)
+    _insert_new_members(experiment, room_ids, window, known=KNOWN_MEMBERS)
     clock.lap("members")
     days = _stage_activity(experiment, room_ids, touched_days)
     if not days:
@@ -379,6 +381,8 @@ TEMP_TABLES = (
     AFFECTED,
     OLD_UNIT_DAYS,
     "rollup_member_source",
+    "rollup_known_members",
+    "rollup_new_members",
     "rollup_touched_units",
 )
 
@@ -420,15 +424,14 @@ def _stage_activity(
                    m.c_gmv, m.c_views,
                    CASE WHEN m.first_day = t.day THEN 1 ELSE 0 END AS joined
             FROM (SELECT DISTINCT uv_id, day FROM {TOUCHED_UV_DAYS}) t
-            JOIN {T_MEMBER} m ON m.experiment_id = %s AND m.uv_id = t.uv_id
-                 AND m.first_day <= t.day
+            JOIN {KNOWN_MEMBERS} m ON m.uv_id = t.uv_id AND m.first_day <= t.day
             LEFT JOIN (
                 SELECT uv_id, day, SUM(gmv) AS gmv, SUM(views) AS views FROM {T_UVDAY}
                 WHERE room_id IN ({in_rooms}) AND day IN ({in_days})
                 GROUP BY uv_id, day
             ) v ON v.uv_id = t.uv_id AND v.day = t.day
         """
-        params: list[Any] = [pk, *room_ids, *touched_days]
+        params: list[Any] = [*room_ids, *touched_days]
     else:
         room_days = f"(room_id, day) IN (SELECT DISTINCT room_id, day FROM {TOUCHED_UV_DAYS})"
         member_on = _MEMBER_ON[Experiment.Unit(experiment.unit)]
@@ -448,6 +451,7 @@ def _stage_activity(
             ) act
             JOIN {T_MEMBER} m ON m.experiment_id = %s AND m.uv_id = act.uv_id AND {member_on}
         """
+        # (every viewer of a touched room-day counts, not only the staged ones)
         params = [*room_ids, *touched_days, pk, *touched_days, pk]
     for table in (ACTIVITY, AFFECTED, TOUCHED):
         _execute(f"DROP TABLE IF EXISTS {table}")
@@ -483,7 +487,7 @@ def _replace_affected_unit_days(experiment_id: int, days: list[date]) -> None:
         SELECT %s, day, unit_id, arm_id, phase_id, SUM(gmv), SUM(views), COUNT(*),
                SUM(c_gmv), SUM(c_views), SUM(joined), SUM(joined * c_gmv),
                SUM(joined * c_views)
-        FROM {ACTIVITY} GROUP BY day, unit_id, arm_id, phase_id
+        FROM {ACTIVITY} GROUP BY day, unit_id, arm_id, phase_id ORDER BY day, unit_id
         """,
         [experiment_id],
     )
@@ -551,6 +555,8 @@ def _expose_room_audiences(
 # --- 4. members ------------------------------------------------------------------------------
 
 MEMBER_SOURCE = "rollup_member_source"
+KNOWN_MEMBERS = "rollup_known_members"
+NEW_MEMBERS = "rollup_new_members"
 
 
 def _stage_member_source(experiment: Experiment, condition: str, params: Sequence[Any]) -> None:
@@ -579,35 +585,74 @@ def _first_days_move_earlier() -> bool:
         _fetch(
             f"""
             SELECT 1 FROM {MEMBER_SOURCE} x
-            JOIN {T_MEMBER} m ON m.unit_id = x.assignment_id AND m.uv_id = x.uv_id
+            JOIN {KNOWN_MEMBERS} m ON m.unit_id = x.assignment_id AND m.uv_id = x.uv_id
             WHERE x.first_day < m.first_day LIMIT 1
             """
         )
     )
 
 
-def _insert_new_members(experiment: Experiment, room_ids: list[int], window: Window) -> None:
-    """New (unit, UV) pairs with their pre-period covariates (existing ones are skipped
-    before any work: re-reading a day's exposures costs an anti-join, not an upsert)."""
-    same_room = "" if experiment.unit == Experiment.Unit.UV else " AND p.room_id = x.room_id"
+def _stage_known_members(experiment_id: int) -> None:
+    """The members of every UV this run touches (exposed since the last scan, or with changed
+    UV-days): one pass over the member table, so the next steps join small tables."""
+    _execute(f"DROP TABLE IF EXISTS {KNOWN_MEMBERS}")
     _execute(
         f"""
-        INSERT INTO {T_MEMBER}
-            (experiment_id, unit_id, arm_id, phase_id, uv_id, room_id, first_day, c_gmv, c_views)
-        SELECT %s, x.assignment_id, a.arm_id, a.phase_id, x.uv_id, x.room_id, x.first_day,
-               COALESCE(SUM(p.gmv), 0), COALESCE(SUM(p.views), 0)
+        CREATE TEMP TABLE {KNOWN_MEMBERS} AS
+        SELECT unit_id, arm_id, phase_id, uv_id, room_id, first_day, c_gmv, c_views
+        FROM {T_MEMBER}
+        WHERE experiment_id = %s AND uv_id IN (
+            SELECT uv_id FROM {MEMBER_SOURCE} UNION SELECT uv_id FROM {TOUCHED_UV_DAYS}
+        )
+        """,
+        [experiment_id],
+    )
+    _analyze([KNOWN_MEMBERS])
+
+
+def _insert_new_members(
+    experiment: Experiment, room_ids: list[int], window: Window, *, known: str | None
+) -> None:
+    """New (unit, UV) pairs with their pre-period covariates. ``known``: the staged members
+    of the touched UVs (incremental run; the new ones are added to it too), or None when the
+    experiment has no members yet (full refresh). Inserted in the member index's order."""
+    same_room = "" if experiment.unit == Experiment.Unit.UV else " AND p.room_id = x.room_id"
+    not_known = (
+        f"""WHERE NOT EXISTS (
+            SELECT 1 FROM {known} m WHERE m.unit_id = x.assignment_id AND m.uv_id = x.uv_id
+        )"""
+        if known
+        else ""
+    )
+    _execute(f"DROP TABLE IF EXISTS {NEW_MEMBERS}")
+    _execute(
+        f"""
+        CREATE TEMP TABLE {NEW_MEMBERS} AS
+        SELECT x.assignment_id AS unit_id, a.arm_id, a.phase_id, x.uv_id, x.room_id,
+               x.first_day, COALESCE(SUM(p.gmv), 0) AS c_gmv,
+               CAST(COALESCE(SUM(p.views), 0) AS double precision) AS c_views
         FROM {MEMBER_SOURCE} x
         JOIN {T_ASSIGNMENT} a ON a.id = x.assignment_id
         LEFT JOIN {T_UVDAY} p ON p.uv_id = x.uv_id AND p.day >= %s AND p.day < %s
              AND p.room_id IN ({_in(room_ids)}){same_room}
-        WHERE NOT EXISTS (
-            SELECT 1 FROM {T_MEMBER} m WHERE m.unit_id = x.assignment_id AND m.uv_id = x.uv_id
-        )
+        {not_known}
         GROUP BY x.assignment_id, x.uv_id, x.room_id, x.first_day, a.arm_id, a.phase_id
+        """,
+        [window.pre_start, window.start, *room_ids],
+    )
+    _execute(
+        f"""
+        INSERT INTO {T_MEMBER}
+            (experiment_id, unit_id, arm_id, phase_id, uv_id, room_id, first_day, c_gmv, c_views)
+        SELECT %s, unit_id, arm_id, phase_id, uv_id, room_id, first_day, c_gmv, c_views
+        FROM {NEW_MEMBERS} ORDER BY uv_id
         ON CONFLICT (unit_id, uv_id) DO NOTHING
         """,
-        [experiment.pk, window.pre_start, window.start, *room_ids],
+        [experiment.pk],
     )
+    if known:
+        _execute(f"INSERT INTO {known} SELECT * FROM {NEW_MEMBERS}")
+        _analyze([known])
 
 
 def _analyze(tables: Sequence[str]) -> None:
@@ -658,7 +703,7 @@ def _rewrite_unit_days(experiment: Experiment, room_ids: list[int], days: list[d
             GROUP BY {act_keys}
         ) act
         JOIN {T_MEMBER} m ON m.experiment_id = %s AND m.uv_id = act.uv_id AND {member_on}
-        GROUP BY act.day, m.unit_id, m.arm_id, m.phase_id
+        GROUP BY act.day, m.unit_id, m.arm_id, m.phase_id ORDER BY act.day, m.unit_id
         """,
         [pk, *room_ids, *days, pk, *days, pk],
     )
@@ -949,3 +994,5 @@ def _tune_session() -> None:
     if connection.vendor == "postgresql":
         _execute(f"SET LOCAL work_mem = '{ROLLUP_WORK_MEM}'")
         _execute("SET LOCAL jit = off")
+        _execute("SET LOCAL random_page_cost = 1.1")
+        _execute("SET LOCAL effective_cache_size = '8GB'")
