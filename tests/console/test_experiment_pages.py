@@ -173,6 +173,7 @@ def test_readout_page_has_tables_charts_and_phase_notes(
     assert "Confirmed-receipt GMV per UV" in page and "Item-page views per UV" in page
     assert "CUPED relative lift" in page and "Holm p" in page and "Cochran" in page
     assert "Phase 1 from" in page and "Randomized by UV" in page
+    assert "MDE: the smallest true lift" in page and "per-UV variance after CUPED" in page
     for figure in ("figure-ci", "figure-cumulative-gmv", "figure-daily-views"):
         payload = re.search(
             rf'<script id="{figure}" type="application/json">(.*?)</script>', page, re.S
