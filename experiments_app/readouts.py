@@ -45,6 +45,11 @@ from experiments_app.stats.samples import SampleStats
 from experiments_app.stats.srm import SrmResult
 
 METRIC_LABELS = dict(Experiment.Metric.choices)
+# Which way is better, per metric: the page colours a significant lift by whether it helps
+# (green) or hurts (red), not by significance alone. Both outcome metrics are "more is
+# better"; the guardrails (latency, fallback and hook-block rates, tokens) are all "less is
+# better", which is how ``guardrail_results`` reads a breach (treatment above control).
+HIGHER_IS_BETTER = {Experiment.Metric.GMV.value: True, Experiment.Metric.VIEWS.value: True}
 _SUM_FIELDS = (
     "sum_y",
     "sum_y2",
@@ -86,6 +91,7 @@ class MetricResult:
     primary: bool
     control_mean: float
     comparisons: tuple[Comparison, ...]
+    higher_is_better: bool = True
 
 
 @dataclass(frozen=True)
@@ -286,6 +292,7 @@ def experiment_readout(*, experiment: Experiment, phase: int | None = None) -> R
                 primary=metric == experiment.primary_metric,
                 control_mean=comparisons[0].readout.absolute.control_mean,
                 comparisons=comparisons,
+                higher_is_better=HIGHER_IS_BETTER.get(metric, True),
             )
         )
     readout.guardrails = guardrail_results(experiment, arms)

@@ -57,6 +57,33 @@ def pvalue(value: Any) -> str:
 
 
 @register.filter
+def effect_tone(effect: Any, higher_is_better: bool = True) -> str:
+    """'good' / 'bad' for a significant effect that helps / hurts the metric, else 'neutral'.
+
+    Significance alone says nothing about direction: a significant drop in GMV is bad news.
+    """
+    if not getattr(effect, "significant", False):
+        return "neutral"
+    estimate = _finite(getattr(effect, "estimate", None))
+    if estimate is None or estimate == 0.0:
+        return "neutral"
+    return "good" if (estimate > 0.0) == bool(higher_is_better) else "bad"
+
+
+TONE_TITLES = {
+    "good": "significant improvement",
+    "bad": "significant deterioration",
+    "neutral": "not significant",
+}
+
+
+@register.filter
+def tone_title(tone: str) -> str:
+    """Words for the colour, for screen readers and colour-blind readers (a title attribute)."""
+    return TONE_TITLES.get(tone, "")
+
+
+@register.filter
 def basis_pct(value: Any) -> str:
     """8000 (out of 10,000) -> '80%'."""
     number = _finite(value)

@@ -13,7 +13,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from experiments_app.models import Experiment, ExperimentPhase, LiveReply
+from experiments_app.models import ArmDayStats, Experiment, ExperimentPhase, LiveReply
 from experiments_app.traffic_simulation import simulate_traffic
 from harness_app import services as harness_services
 from tests.experiments_app.conftest import endpoint, make_experiment  # noqa: F401 (fixtures)
@@ -173,6 +173,7 @@ def test_readout_page_has_tables_charts_and_phase_notes(
     assert "Confirmed-receipt GMV per UV" in page and "Item-page views per UV" in page
     assert "CUPED relative lift" in page and "Holm p" in page and "Cochran" in page
     assert "Phase 1 from" in page and "Randomized by UV" in page
+    assert "MDE: the smallest true lift" in page and "per-UV variance after CUPED" in page
     for figure in ("figure-ci", "figure-cumulative-gmv", "figure-daily-views"):
         payload = re.search(
             rf'<script id="{figure}" type="application/json">(.*?)</script>', page, re.S
@@ -213,6 +214,68 @@ def test_srm_and_guardrail_banners(
     assert "Sample ratio mismatch." in page and "expected 50.00%" in page
     assert "Guardrail breached." in page
     assert "fallback rate: treatment 100.0% vs control 50.0% (+100.0%; tolerance +20%)" in page
+
+
+def _rollup_one_day(experiment: Experiment, means: tuple[float, float], *, n: int = 1_000) -> None:
+    """What the rollups would write after one day: per arm, n UVs with the given mean (sd 2)
+    and an uncorrelated pre-period covariate (so CUPED changes nothing)."""
+    phase = ExperimentPhase.objects.get(experiment=experiment)
+    assert experiment.started_at is not None
+    rows = []
+    for arm, mean in zip(experiment.arms.order_by("position"), means, strict=True):
+        sum_y, sum_y2 = n * mean, (n - 1) * 4.0 + n * mean * mean
+        for scope in ("daily", "cumulative"):
+            for metric in ("gmv", "views"):
+                rows.append(
+                    ArmDayStats(
+                        experiment_id=experiment.pk,
+                        phase_id=phase.pk,
+                        arm_id=arm.pk,
+                        day=experiment.started_at.date(),
+                        scope=scope,
+                        metric=metric,
+                        n=n,
+                        sum_y=sum_y,
+                        sum_y2=sum_y2,
+                        sum_x=n,
+                        sum_x2=n,
+                        sum_xy=sum_y,
+                        sum_c=n,
+                        sum_c2=(n - 1) + n,
+                        sum_yc=sum_y,
+                        sum_xc=n,
+                    )
+                )
+    ArmDayStats.objects.bulk_create(rows)
+
+
+@pytest.mark.parametrize(
+    ("treatment_mean", "tone"),
+    [
+        (9.0, "bad"),  # -10%, z ~ -11: a significant drop is red, not green
+        (11.0, "good"),  # +10%, significant
+        (10.05, "neutral"),  # +0.5%, p ~ 0.58
+    ],
+)
+def test_readout_colours_a_significant_lift_by_its_direction(
+    operator_client: Client,
+    published_room: Any,
+    make_experiment: Any,  # noqa: F811
+    treatment_mean: float,
+    tone: str,
+) -> None:
+    # given GMV and views per UV of 10.0 in control and treatment_mean in treatment
+    experiment = make_experiment([published_room], secondary_metrics=["views"])
+    _rollup_one_day(experiment, (10.0, treatment_mean))
+    # when the readout page renders
+    page = operator_client.get(
+        reverse("console:experiment-detail", args=[experiment.pk])
+    ).content.decode()
+    # then the relative and CUPED relative lifts of both metrics carry the tone of the result
+    cells = re.findall(r'<td class="lift lift-(\w+)" title="([^"]+)"><b>([^<]+)</b>', page)
+    expected = f"{(treatment_mean / 10.0 - 1) * 100:+.2f}%"
+    words = {"good": "significant improvement", "bad": "significant deterioration"}
+    assert cells == [(tone, words.get(tone, "not significant"), expected)] * 4
 
 
 def test_csv_export(

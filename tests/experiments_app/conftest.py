@@ -33,8 +33,10 @@ MakeExperiment = Callable[..., Experiment]
 
 @pytest.fixture
 def make_experiment(operator, endpoint) -> MakeExperiment:  # type: ignore[no-untyped-def]
-    """``make_experiment(rooms, unit="uv", weights=(8000, 2000), start=True, **spec)``: arm 0
-    is a ReAct control, the others Harness arms, all on the first room's published version."""
+    """``make_experiment(rooms, unit="uv", weights=(8000, 2000), start=True, salt=None,
+    **spec)``: arm 0 is a ReAct control, the others Harness arms, all on the first room's
+    published version. ``salt`` fixes the arm and coverage salts (random otherwise), so which
+    units land in which arm - and so a readout of simulated traffic - is the same every run."""
 
     def make(
         rooms: Sequence[Room],
@@ -43,6 +45,7 @@ def make_experiment(operator, endpoint) -> MakeExperiment:  # type: ignore[no-un
         weights: Sequence[int] = (8000, 2000),
         start: bool = True,
         name: str = "Harness vs ReAct",
+        salt: str | None = None,
         **spec: Any,
     ) -> Experiment:
         version = rooms[0].harness.published_version
@@ -61,6 +64,9 @@ def make_experiment(operator, endpoint) -> MakeExperiment:  # type: ignore[no-un
             spec=services.ExperimentSpec(name=name, rooms=rooms, arms=arms, unit=unit, **spec),
             created_by=operator,
         )
+        if salt is not None:
+            experiment.arm_salt, experiment.coverage_salt = f"{salt}-arm", f"{salt}-coverage"
+            experiment.save(update_fields=["arm_salt", "coverage_salt", "updated_at"])
         if start:
             experiment = services.experiment_start(experiment=experiment)
         return experiment

@@ -28,11 +28,24 @@ DEMO_DATA = Path(__file__).resolve().parents[3] / "harness_app" / "demo_data"
 DEMO_USERS = (("operator", Role.OPERATOR), ("merchant", Role.MERCHANT), ("labeler", Role.LABELER))
 DEMO_ROOM = "Autumn Wardrobe Live"
 DEMO_EXPERIMENT = "Harness agent vs ReAct (demo)"
-# Modest traffic keeps `make run` quick on SQLite; the lifts are the published ones.
+# Modest traffic keeps `make run` quick on SQLite (ingesting its ~65K events is most of its
+# ~15 s on 2 cores); the lifts are the published ones.
 DEMO_UVS = 12_000
 DEMO_DAYS = 14
 DEMO_GMV_LIFT = 0.04334
 DEMO_VIEWS_LIFT = 0.00911
+# At 12,000 UVs (80/20) GMV per UV is so heavy-tailed that the estimate of a true +4.3% lift
+# spreads with sd ~37 points over draws (5-95%: -39% to +76%; the CI misses the truth ~10% of
+# the time, mostly as a "significant" drop when the small arm happens to miss the few big
+# spenders), and the 80%-power MDE is ~80%. Detecting +4.3% needs millions of UVs, so the
+# demo cannot show a significant lift; it shows a typical draw instead: fixed salts (random
+# ones made every fresh demo a different draw) and a seed whose readout lands near the truth
+# with an interval of typical width - GMV +2.2% [-50%, +55%] (CUPED +2.6%), views +3.4%
+# (CUPED +0.2%), MDE ~77%. scripts/demo_readout_spread.py shows the spread and re-picks a seed
+# if the simulation changes (tests/console/test_seed_demo.py pins this draw).
+DEMO_SEED = 1634
+DEMO_ARM_SALT = "hat-demo-arm"
+DEMO_COVERAGE_SALT = "hat-demo-coverage"
 DEMO_COUPONS = (
     ("AUTUMN20", "20 off orders over 199", "20.00", "199.00", ""),
     ("KNIT10", "10 off any knitwear over 80", "10.00", "80.00", "SW-1001"),
@@ -136,6 +149,9 @@ class Command(BaseCommand):
             ],
         )
         experiment = experiment_services.experiment_create(spec=spec, created_by=operator)
+        # Fixed salts, so the seed below decides the whole draw (see DEMO_SEED).
+        experiment.arm_salt, experiment.coverage_salt = DEMO_ARM_SALT, DEMO_COVERAGE_SALT
+        experiment.save(update_fields=["arm_salt", "coverage_salt", "updated_at"])
         experiment = experiment_services.experiment_start(experiment=experiment)
         summary = simulate_traffic(
             experiment=experiment,
@@ -143,7 +159,7 @@ class Command(BaseCommand):
             days=DEMO_DAYS,
             lift=DEMO_GMV_LIFT,
             views_lift=DEMO_VIEWS_LIFT,
-            seed=2026,
+            seed=DEMO_SEED,
         )
         self.stdout.write(
             f"experiment {experiment.name!r}: {summary.accepted} simulated events, "

@@ -1,0 +1,36 @@
+"""seed_demo: the demo's users, room and A/B experiment, and a readout that shows a typical
+draw of the published lifts (see DEMO_SEED in the command)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import call_command
+
+from console.management.commands import seed_demo
+from experiments_app.models import Experiment
+from experiments_app.readouts import experiment_readout
+
+pytestmark = pytest.mark.django_db
+
+
+def test_demo_readout_sits_near_the_published_lifts() -> None:
+    # when the demo is seeded
+    out = io.StringIO()
+    call_command("seed_demo", stdout=out)
+    assert "demo ready" in out.getvalue()
+    # then its readout is the same draw every time, near the true lifts, intervals covering them
+    experiment = Experiment.objects.get(name=seed_demo.DEMO_EXPERIMENT)
+    assert experiment.arm_salt == seed_demo.DEMO_ARM_SALT
+    readout = experiment_readout(experiment=experiment)
+    assert [c.units for c in readout.counts] == [9496, 2504]
+    gmv, views = (m.comparisons[0].readout for m in readout.metrics)
+    for result, truth in ((gmv, seed_demo.DEMO_GMV_LIFT), (views, seed_demo.DEMO_VIEWS_LIFT)):
+        for effect in (result.relative, result.headline_relative):
+            assert effect.ci_low < truth < effect.ci_high
+            assert not effect.significant
+    assert gmv.relative.estimate == pytest.approx(0.0221, abs=5e-4)
+    assert gmv.headline_relative.estimate == pytest.approx(0.0258, abs=5e-4)
+    assert views.headline_relative.estimate == pytest.approx(0.0021, abs=5e-4)
+    assert gmv.mde is not None and gmv.mde.mde_relative == pytest.approx(0.765, abs=5e-3)
