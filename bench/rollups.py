@@ -78,7 +78,7 @@ def run() -> None:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
-    from experiments_app import experiment_services as services
+    from experiments_app import services
     from experiments_app.exposures import exposures_log_bulk
     from experiments_app.ingestion import events_ingest
     from experiments_app.models import Experiment, ExperimentMember, Exposure, UnitDay, UvDay

@@ -56,7 +56,7 @@ def _row(label: str, values: list[float]) -> str:
 
 
 def _start_experiment(room, version, endpoint, owner) -> None:  # type: ignore[no-untyped-def]
-    from experiments_app import experiment_services as ab
+    from experiments_app import services as ab
 
     arms = [
         ab.ArmSpec("harness-a", "harness", version, endpoint, 5000),

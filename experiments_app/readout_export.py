@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from experiments_app.experiment_services import percent
 from experiments_app.readouts import Comparison, Readout
+from experiments_app.services import percent
 from experiments_app.stats.mean_effects import Effect
 
 

@@ -26,7 +26,6 @@ from typing import Any
 from django.db import connection
 from django.db.models import Count, Q, Sum
 
-from experiments_app.experiment_services import GUARDRAIL_METRICS, percent
 from experiments_app.models import (
     ArmDayStats,
     Experiment,
@@ -35,6 +34,7 @@ from experiments_app.models import (
     ExperimentRollup,
     LiveReply,
 )
+from experiments_app.services import GUARDRAIL_METRICS, percent
 from experiments_app.stats.readout import (
     MetricReadout,
     adjusted_p_values,

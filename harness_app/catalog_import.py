@@ -20,8 +20,8 @@ from django.utils.timezone import is_naive, make_aware
 
 SKU_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 MAX_ROWS = 10_000
-CSV_COLUMNS = (
-    "sku",
+# What an import or an edit sets on a product, besides the sku that names it.
+PRODUCT_VALUE_FIELDS = (
     "title",
     "price",
     "stock",
@@ -30,6 +30,7 @@ CSV_COLUMNS = (
     "sale_starts_at",
     "sale_ends_at",
 )
+CSV_COLUMNS = ("sku", *PRODUCT_VALUE_FIELDS)
 REQUIRED = ("sku", "title", "price")
 
 ImportFormat = Literal["csv", "json"]

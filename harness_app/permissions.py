@@ -15,6 +15,11 @@ from console.roles import can_use_console, is_operator
 from harness_app.authentication import RoomKeyPrincipal
 
 
+def _signed_in_person(user: Any) -> bool:
+    """A signed-in console account (a room key authenticates too, but is no person)."""
+    return bool(user and user.is_authenticated and not isinstance(user, RoomKeyPrincipal))
+
+
 class IsConsoleUser(BasePermission):
     """Operators (all rooms) and merchants (own rooms); not labelers, not room keys."""
 
@@ -22,12 +27,7 @@ class IsConsoleUser(BasePermission):
 
     def has_permission(self, request: Request, view: Any) -> bool:
         user = request.user
-        return bool(
-            user
-            and user.is_authenticated
-            and not isinstance(user, RoomKeyPrincipal)
-            and can_use_console(user)
-        )
+        return _signed_in_person(user) and can_use_console(user)
 
 
 class IsOperator(BasePermission):
@@ -35,12 +35,7 @@ class IsOperator(BasePermission):
 
     def has_permission(self, request: Request, view: Any) -> bool:
         user = request.user
-        return bool(
-            user
-            and user.is_authenticated
-            and not isinstance(user, RoomKeyPrincipal)
-            and is_operator(user)
-        )
+        return _signed_in_person(user) and is_operator(user)
 
 
 class HasRoomKeyScope(BasePermission):

@@ -14,7 +14,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from harness_app.catalog_import import ImportFormat, parse_catalog
+from harness_app.catalog_import import PRODUCT_VALUE_FIELDS, ImportFormat, parse_catalog
 from harness_app.harness.archive import import_harness_zip
 from harness_app.harness.model import Harness as HarnessContent
 from harness_app.harness.serialization import component_hashes, harness_to_dict
@@ -97,15 +97,7 @@ def products_import(*, room: Room, data: bytes, fmt: ImportFormat) -> CatalogImp
     existing = {p.sku: p for p in Product.objects.select_for_update().filter(room=room)}
     to_create: list[Product] = []
     to_update: list[Product] = []
-    fields = (
-        "title",
-        "price",
-        "stock",
-        "attributes",
-        "image_urls",
-        "sale_starts_at",
-        "sale_ends_at",
-    )
+    fields = PRODUCT_VALUE_FIELDS
     now = timezone.now()
     for row in rows:
         product = existing.get(row.sku)

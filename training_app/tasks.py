@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from training_app import datasets
+from training_app import services
 
 
 @shared_task(
@@ -20,4 +20,4 @@ from training_app import datasets
     queue="default",
 )
 def run_augmentation_job(job_id: int) -> None:
-    datasets.augmentation_job_run(job_id)
+    services.augmentation_job_run(job_id)

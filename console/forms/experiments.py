@@ -15,15 +15,15 @@ from typing import Any
 from django import forms
 from django.core.validators import RegexValidator
 
-from experiments_app.experiment_selectors import endpoints_for_arms, versions_for_arms
-from experiments_app.experiment_services import (
+from experiments_app.models import Experiment, ExperimentArm
+from experiments_app.selectors import endpoints_for_arms, versions_for_arms
+from experiments_app.services import (
     GUARDRAIL_METRICS,
     ArmSpec,
     ExperimentConfigError,
     ExperimentSpec,
     percent,
 )
-from experiments_app.models import Experiment, ExperimentArm
 from harness_app.models import HarnessVersion, Room
 from training_app.models import ModelEndpoint
 

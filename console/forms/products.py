@@ -8,6 +8,7 @@ from django import forms
 from django.core.validators import RegexValidator, URLValidator
 
 from console.forms.fields import JsonObjectField
+from harness_app.catalog_import import PRODUCT_VALUE_FIELDS
 
 SKU_VALIDATOR = RegexValidator(
     r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
@@ -88,16 +89,7 @@ class ProductForm(forms.Form):
 
     def product_fields(self) -> dict[str, Any]:
         """The cleaned values as ``services.product_upsert`` keyword arguments (no sku)."""
-        names = (
-            "title",
-            "price",
-            "stock",
-            "attributes",
-            "image_urls",
-            "sale_starts_at",
-            "sale_ends_at",
-        )
-        return {name: self.cleaned_data[name] for name in names}
+        return {name: self.cleaned_data[name] for name in PRODUCT_VALUE_FIELDS}
 
     @staticmethod
     def initial_from(product: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from console.forms.datasets import AugmentationJobForm, GoldDatasetForm
 from console.views.access import operator_required
 from console.views.pagination import paginate
-from training_app import datasets
+from training_app import selectors, services
 from training_app.models import Dataset
 
 PREVIEW_LINES = 5
@@ -23,18 +23,18 @@ def dataset_list(request: HttpRequest) -> HttpResponse:
     form = GoldDatasetForm(
         request.POST or None,
         request.FILES or None,
-        versions=datasets.harness_versions_for_datasets(),
+        versions=selectors.harness_versions_for_datasets(),
     )
-    errors: list[datasets.LineError] = []
+    errors: list[services.LineError] = []
     if request.method == "POST" and form.is_valid():
         try:
-            dataset = datasets.dataset_create_gold(
+            dataset = services.dataset_create_gold(
                 harness_version=form.cleaned_data["harness_version"],
                 name=form.cleaned_data["name"],
                 data=form.cleaned_data["file"].read(),
                 created_by=request.user,
             )
-        except datasets.DatasetImportError as exc:
+        except services.DatasetImportError as exc:
             errors = exc.errors
             form.add_error("file", f"{len(exc.errors)} line(s) do not fit the harness; see below")
         else:
@@ -45,8 +45,8 @@ def dataset_list(request: HttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "line_errors": errors,
-        "datasets": paginate(request, datasets.datasets_list(), 25),
-        "jobs": datasets.augmentation_jobs_list()[:10],
+        "datasets": paginate(request, selectors.datasets_list(), 25),
+        "jobs": selectors.augmentation_jobs_list()[:10],
     }
     return render(
         request, "training_app/dataset_list.html", context, status=400 if form.errors else 200
@@ -56,13 +56,13 @@ def dataset_list(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @operator_required
 def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    dataset = datasets.dataset_get(dataset_id=dataset_id)
+    dataset = selectors.dataset_get(dataset_id=dataset_id)
     form = AugmentationJobForm(request.POST or None)
     if request.method == "POST":
         if dataset.kind != Dataset.Kind.GOLD:
             raise Http404("Only gold datasets are augmented.")
         if form.is_valid():
-            job = datasets.augmentation_job_create(
+            job = services.augmentation_job_create(
                 source=dataset, created_by=request.user, **form.cleaned_data
             )
             return redirect("console:augmentation-job", job_id=job.pk)
@@ -85,20 +85,20 @@ def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
 @require_GET
 @operator_required
 def dataset_download(request: HttpRequest, dataset_id: int) -> FileResponse:
-    return datasets.dataset_file_response(datasets.dataset_get(dataset_id=dataset_id))
+    return selectors.dataset_file_response(selectors.dataset_get(dataset_id=dataset_id))
 
 
 @require_GET
 @operator_required
 def augmentation_job(request: HttpRequest, job_id: int) -> HttpResponse:
-    job = datasets.augmentation_job_get(job_id=job_id)
+    job = selectors.augmentation_job_get(job_id=job_id)
     return render(request, "training_app/augmentation_job.html", {"job": job})
 
 
 @require_POST
 @operator_required
 def augmentation_job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
-    job = datasets.augmentation_job_cancel(job=datasets.augmentation_job_get(job_id=job_id))
+    job = services.augmentation_job_cancel(job=selectors.augmentation_job_get(job_id=job_id))
     messages.info(
         request,
         "Cancel requested: the job stops after the example it is on."

@@ -29,8 +29,7 @@ from console.roles import is_operator
 from console.views.access import console_user_required
 from console.views.pagination import paginate
 from console.views.vendor import plotly_js_url
-from experiments_app import experiment_selectors as selectors
-from experiments_app import experiment_services as services
+from experiments_app import selectors, services
 from experiments_app.models import Experiment
 from experiments_app.readout_export import readout_csv_rows
 from experiments_app.readouts import experiment_readout

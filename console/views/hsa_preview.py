@@ -13,7 +13,7 @@ from console.forms.datasets import HsaPreviewForm
 from console.views.access import console_user_required
 from harness_app import selectors
 from harness_app.harness.serialization import harness_to_yaml
-from training_app import hsa_preview
+from training_app.services import hsa_preview
 
 DEFAULT_TRANSFORMS = [
     "skill_ids.synonyms",

@@ -12,8 +12,8 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from experiments_app.experiment_services import GUARDRAIL_METRICS, percent
 from experiments_app.models import Experiment, ExperimentArm, ExperimentPhase
+from experiments_app.services import GUARDRAIL_METRICS, percent
 from harness_app.models import HarnessVersion, Room
 from training_app.models import ModelEndpoint
 

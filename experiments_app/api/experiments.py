@@ -14,8 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from console.roles import is_operator
-from experiments_app import experiment_selectors as selectors
-from experiments_app import experiment_services as services
+from experiments_app import selectors, services
 from experiments_app.api.experiment_serializers import (
     AllocationInput,
     ExperimentInput,

@@ -8,8 +8,10 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
+from harness_app.models import TimeStampedModel
 
-class LiveReply(models.Model):
+
+class LiveReply(TimeStampedModel):
     """One viewer comment and the host's reply, with its full trace.
 
     Unique on (room, request_id): a retried request returns the stored reply and never calls
@@ -78,8 +80,6 @@ class LiveReply(models.Model):
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     trace = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -109,6 +109,7 @@ class LatencyReport(models.Model):
     # [{concurrency, requests, wall_s, p50_ms, p95_ms, max_ms, share_under_15s, ttft_p50_ms,
     #   ttft_p95_ms, fallbacks, latencies_ms: [...], ttfts_ms: [...]}, ...]
     results = models.JSONField(default=list)
+    # Not a TimeStampedModel: a report is written once and its table has no updated_at.
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

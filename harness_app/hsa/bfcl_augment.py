@@ -112,23 +112,33 @@ def empty_array_readings(
     return found
 
 
-def _option_problems(schema: Mapping[str, Any], value: Any, where: str) -> list[str]:
-    """Problems of one acceptable value (not an omission marker) against a property schema."""
+def _is_nested_object(schema: Mapping[str, Any], value: Any) -> bool:
+    """``value`` is a nested ground truth (parameter -> acceptable values) for an object schema."""
     properties = schema.get("properties")
-    if "object" in _types(schema) and isinstance(properties, dict) and _is_nested_truth(value):
-        return _params_problems(schema, value, where)
+    return "object" in _types(schema) and isinstance(properties, dict) and _is_nested_truth(value)
+
+
+def _is_nested_object_list(schema: Mapping[str, Any], value: Any) -> bool:
+    """``value`` is a non-empty list of nested ground truths for an array of objects."""
     items = schema.get("items")
-    if (
+    return (
         "array" in _types(schema)
         and isinstance(items, dict)
         and isinstance(items.get("properties"), dict)
         and isinstance(value, list)
-        and value
+        and bool(value)
         and all(_is_nested_truth(v) for v in value)
-    ):
+    )
+
+
+def _option_problems(schema: Mapping[str, Any], value: Any, where: str) -> list[str]:
+    """Problems of one acceptable value (not an omission marker) against a property schema."""
+    if _is_nested_object(schema, value):
+        return _params_problems(schema, value, where)
+    if _is_nested_object_list(schema, value):
         problems: list[str] = []
         for index, element in enumerate(value):
-            problems += _params_problems(items, element, f"{where}[{index}]")
+            problems += _params_problems(schema["items"], element, f"{where}[{index}]")
         return problems
     validator = argument_validator(dict(schema))
     if validator.is_valid(value):
@@ -179,19 +189,10 @@ def ground_truth_problems(tool: Tool, call: GroundTruthCall) -> list[str]:
 
 
 def _concrete_value(schema: Mapping[str, Any], value: Any) -> Any:
-    properties = schema.get("properties")
-    if "object" in _types(schema) and isinstance(properties, dict) and _is_nested_truth(value):
+    if _is_nested_object(schema, value):
         return _concrete_params(schema, value)
-    items = schema.get("items")
-    if (
-        "array" in _types(schema)
-        and isinstance(items, dict)
-        and isinstance(items.get("properties"), dict)
-        and isinstance(value, list)
-        and value
-        and all(_is_nested_truth(v) for v in value)
-    ):
-        return [_concrete_params(items, element) for element in value]
+    if _is_nested_object_list(schema, value):
+        return [_concrete_params(schema["items"], element) for element in value]
     return value
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from training_app import datasets
+from training_app import services
 from training_app.models import AugmentationJob, Dataset
 
 pytestmark = pytest.mark.django_db
@@ -50,7 +50,7 @@ def test_operator_uploads_gold_and_starts_a_job(
     job_page = client.get(started["Location"]).content.decode()
     assert 'role="progressbar"' in job_page and "0 / 164" in job_page
     assert f"/api/v1/augmentation-jobs/{job.pk}/" in job_page  # polled for progress
-    datasets.augmentation_job_run(job.pk)
+    services.augmentation_job_run(job.pk)
     done = client.get(started["Location"]).content.decode()
     assert "164 / 164" in done and "width: 100%" in done and "Succeeded" in done
 
@@ -75,13 +75,13 @@ def test_bad_gold_lines_are_listed_with_line_numbers(client, operator, published
 
 def test_cancel_button_requests_a_cooperative_stop(client, operator, published_room):
     client.force_login(operator)
-    gold = datasets.dataset_create_gold(
+    gold = services.dataset_create_gold(
         harness_version=published_room.harness.published_version,
         name="g",
         data=GOLD.read_bytes(),
         created_by=operator,
     )
-    job = datasets.augmentation_job_create(
+    job = services.augmentation_job_create(
         source=gold, policy="hsa-train", seed=0, variants=1, created_by=operator
     )
     response = client.post(f"/training/jobs/{job.pk}/cancel/")

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from experiments_app import experiment_services as services
+from experiments_app import services
 from experiments_app.models import Experiment
 from experiments_app.routing import invalidate_running_experiments
 from harness_app.models import Room

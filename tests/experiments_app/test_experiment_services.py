@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from experiments_app import experiment_services as services
+from experiments_app import services
 from experiments_app.models import Experiment, ExperimentArm, ExperimentPhase
 from harness_app import services as harness_services
 from tests.factories import RoomFactory

@@ -9,7 +9,7 @@ from datetime import date
 import pytest
 from rest_framework.test import APIClient
 
-from experiments_app import experiment_services as services
+from experiments_app import services
 from experiments_app.assignment import bucket
 from experiments_app.models import Assignment, Exposure, LiveReply
 from experiments_app.routing import choose_arm, experiment_arm, invalidate_running_experiments

@@ -14,7 +14,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.db import connection
 
-from training_app import datasets
+from training_app import services
 from training_app.models import AugmentationJob
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
@@ -71,10 +71,10 @@ def worker(tmp_path, settings):  # type: ignore[no-untyped-def]
 
 def test_job_runs_on_a_real_worker(published_room, operator, worker):  # type: ignore[no-untyped-def]
     version = published_room.harness.published_version
-    gold = datasets.dataset_create_gold(
+    gold = services.dataset_create_gold(
         harness_version=version, name="gold", data=GOLD.read_bytes(), created_by=operator
     )
-    job = datasets.augmentation_job_create(
+    job = services.augmentation_job_create(
         source=gold, policy="hsa-train", seed=4, variants=1, created_by=operator
     )
     seen_running = False

@@ -10,7 +10,7 @@ import pytest
 
 from harness_app.harness.serialization import harness_from_dict
 from harness_app.hsa import trajectory_from_dict, verify_pair
-from training_app import datasets
+from training_app import services
 from training_app.models import AugmentationJob, Dataset
 
 pytestmark = pytest.mark.django_db
@@ -68,15 +68,15 @@ def test_augmentation_job_writes_verified_examples(
     published_room, operator, django_capture_on_commit_callbacks
 ):
     version = published_room.harness.published_version
-    gold = datasets.dataset_create_gold(
+    gold = services.dataset_create_gold(
         harness_version=version, name="gold", data=GOLD.read_bytes(), created_by=operator
     )
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        job = datasets.augmentation_job_create(
+        job = services.augmentation_job_create(
             source=gold, policy="hsa-train", seed=11, variants=2, created_by=operator
         )
     assert len(callbacks) == 1  # enqueued only after commit
-    datasets.augmentation_job_run(job.pk)
+    services.augmentation_job_run(job.pk)
     job.refresh_from_db()
     assert job.status == "succeeded" and job.progress_done == job.progress_total == 164
     output = job.output
@@ -96,15 +96,15 @@ def test_augmentation_job_writes_verified_examples(
 
 def test_same_seed_gives_the_same_bytes(published_room, operator):
     version = published_room.harness.published_version
-    gold = datasets.dataset_create_gold(
+    gold = services.dataset_create_gold(
         harness_version=version, name="gold", data=GOLD.read_bytes(), created_by=operator
     )
     shas = []
     for _ in range(2):
-        job = datasets.augmentation_job_create(
+        job = services.augmentation_job_create(
             source=gold, policy="harness-variant-t1", seed=5, variants=1, created_by=operator
         )
-        datasets.augmentation_job_run(job.pk)
+        services.augmentation_job_run(job.pk)
         job.refresh_from_db()
         shas.append(job.output.sha256)
     assert shas[0] == shas[1]
@@ -112,17 +112,17 @@ def test_same_seed_gives_the_same_bytes(published_room, operator):
 
 def test_cancel_stops_between_examples(published_room, operator):
     version = published_room.harness.published_version
-    gold = datasets.dataset_create_gold(
+    gold = services.dataset_create_gold(
         harness_version=version, name="gold", data=GOLD.read_bytes(), created_by=operator
     )
-    job = datasets.augmentation_job_create(
+    job = services.augmentation_job_create(
         source=gold, policy="hsa-train", seed=1, variants=1, created_by=operator
     )
 
     def cancel_after_first_progress(done: int, total: int) -> None:
         AugmentationJob.objects.filter(pk=job.pk).update(cancel_requested=True)
 
-    datasets.augmentation_job_run(job.pk, on_progress=cancel_after_first_progress)
+    services.augmentation_job_run(job.pk, on_progress=cancel_after_first_progress)
     job.refresh_from_db()
     assert job.status == "cancelled" and job.output is None
     assert 0 < job.progress_done < job.progress_total
@@ -131,7 +131,7 @@ def test_cancel_stops_between_examples(published_room, operator):
 
 def test_job_api_validates_and_reports_progress(published_room, operator_api, operator):
     version = published_room.harness.published_version
-    gold = datasets.dataset_create_gold(
+    gold = services.dataset_create_gold(
         harness_version=version, name="gold", data=GOLD.read_bytes(), created_by=operator
     )
     bad = operator_api.post(

@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from console.api_errors import FieldErrorsException
 from harness_app import selectors as harness_selectors
 from harness_app.permissions import IsOperator
-from training_app import datasets
+from training_app import selectors, services
 from training_app.api.serializers import (
     AugmentationJobInput,
     AugmentationJobOutput,
@@ -33,7 +33,7 @@ class DatasetListApi(GenericAPIView):  # type: ignore[type-arg]
 
     @extend_schema(responses=DatasetOutput(many=True))
     def get(self, request: Request) -> Response:
-        page = self.paginate_queryset(datasets.datasets_list())
+        page = self.paginate_queryset(selectors.datasets_list())
         return self.get_paginated_response(DatasetOutput(page, many=True).data)
 
     @extend_schema(request=DatasetUploadInput, responses={201: DatasetOutput})
@@ -47,13 +47,13 @@ class DatasetListApi(GenericAPIView):  # type: ignore[type-arg]
             harness=harness, number=data.validated_data["harness_version"]
         )
         try:
-            dataset = datasets.dataset_create_gold(
+            dataset = services.dataset_create_gold(
                 harness_version=version,
                 name=data.validated_data["name"],
                 data=data.validated_data["file"].read(),
                 created_by=request.user,
             )
-        except datasets.DatasetImportError as exc:
+        except services.DatasetImportError as exc:
             raise FieldErrorsException(
                 str(exc),
                 [
@@ -74,7 +74,7 @@ class DatasetDetailApi(GenericAPIView):  # type: ignore[type-arg]
 
     @extend_schema(responses=DatasetOutput)
     def get(self, request: Request, dataset_id: int) -> Response:
-        return Response(DatasetOutput(datasets.dataset_get(dataset_id=dataset_id)).data)
+        return Response(DatasetOutput(selectors.dataset_get(dataset_id=dataset_id)).data)
 
 
 class DatasetDownloadApi(GenericAPIView):  # type: ignore[type-arg]
@@ -83,7 +83,7 @@ class DatasetDownloadApi(GenericAPIView):  # type: ignore[type-arg]
 
     @extend_schema(responses={(200, "application/jsonl"): OpenApiTypes.BINARY})
     def get(self, request: Request, dataset_id: int) -> FileResponse:
-        return datasets.dataset_file_response(datasets.dataset_get(dataset_id=dataset_id))
+        return selectors.dataset_file_response(selectors.dataset_get(dataset_id=dataset_id))
 
 
 class AugmentationJobListApi(GenericAPIView):  # type: ignore[type-arg]
@@ -92,17 +92,17 @@ class AugmentationJobListApi(GenericAPIView):  # type: ignore[type-arg]
 
     @extend_schema(responses=AugmentationJobOutput(many=True))
     def get(self, request: Request) -> Response:
-        page = self.paginate_queryset(datasets.augmentation_jobs_list())
+        page = self.paginate_queryset(selectors.augmentation_jobs_list())
         return self.get_paginated_response(AugmentationJobOutput(page, many=True).data)
 
     @extend_schema(request=AugmentationJobInput, responses={201: AugmentationJobOutput})
     def post(self, request: Request) -> Response:
         data = AugmentationJobInput(data=request.data)
         data.is_valid(raise_exception=True)
-        source = datasets.dataset_get(dataset_id=data.validated_data["dataset"])
+        source = selectors.dataset_get(dataset_id=data.validated_data["dataset"])
         if source.kind != Dataset.Kind.GOLD:
             raise ValidationError({"dataset": "augment a gold dataset, not an augmented one"})
-        job = datasets.augmentation_job_create(
+        job = services.augmentation_job_create(
             source=source,
             policy=data.validated_data["policy"],
             seed=data.validated_data["seed"],
@@ -118,7 +118,7 @@ class AugmentationJobDetailApi(GenericAPIView):  # type: ignore[type-arg]
 
     @extend_schema(responses=AugmentationJobOutput)
     def get(self, request: Request, job_id: int) -> Response:
-        return Response(AugmentationJobOutput(datasets.augmentation_job_get(job_id=job_id)).data)
+        return Response(AugmentationJobOutput(selectors.augmentation_job_get(job_id=job_id)).data)
 
 
 class AugmentationJobCancelApi(GenericAPIView):  # type: ignore[type-arg]
@@ -127,5 +127,5 @@ class AugmentationJobCancelApi(GenericAPIView):  # type: ignore[type-arg]
 
     @extend_schema(request=None, responses=AugmentationJobOutput)
     def post(self, request: Request, job_id: int) -> Response:
-        job = datasets.augmentation_job_cancel(job=datasets.augmentation_job_get(job_id=job_id))
+        job = services.augmentation_job_cancel(job=selectors.augmentation_job_get(job_id=job_id))
         return Response(AugmentationJobOutput(job).data)

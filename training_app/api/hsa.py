@@ -15,8 +15,8 @@ from rest_framework.response import Response
 from harness_app import selectors as harness_selectors
 from harness_app.harness.serialization import harness_to_dict
 from harness_app.permissions import IsConsoleUser
-from training_app import hsa_preview
 from training_app.api.serializers import PolicyOutput, TransformOutput
+from training_app.services import hsa_preview
 
 
 class HsaCatalogOutput(serializers.Serializer[Any]):

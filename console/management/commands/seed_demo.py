@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from console.roles import Role
-from experiments_app import experiment_services
+from experiments_app import services as experiment_services
 from experiments_app.models import Experiment
 from experiments_app.traffic_simulation import simulate_traffic
 from harness_app import services

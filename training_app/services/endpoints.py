@@ -1,5 +1,5 @@
-"""Writes for model endpoints. (Datasets and HSA augmentation jobs:
-``training_app.datasets``; the endpoint connection check: ``training_app.selectors``.)"""
+"""Writes for model endpoints. (Their reads and the connection check:
+``training_app.selectors.endpoints``.)"""
 
 from __future__ import annotations
 

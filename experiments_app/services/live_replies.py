@@ -58,15 +58,7 @@ def live_reply(
     started = time.perf_counter()
     deadline_s = room.reply_deadline_ms / 1000
     try:
-        with transaction.atomic():
-            record = LiveReply.objects.create(
-                room=room,
-                request_id=request.request_id,
-                uv_id=request.uv_id,
-                comment=request.comment,
-                context=request.context_json(),
-                source=source,
-            )
+        record = _claim(room, request, source)
     except IntegrityError:
         # A retry (or a concurrent duplicate) of a request we have seen: answer with its reply.
         existing = LiveReply.objects.get(room=room, request_id=request.request_id)
@@ -101,21 +93,18 @@ def live_reply(
 
 
 def _claim(room: Room, request: ReplyRequest, source: str) -> LiveReply:
-    """Insert the pending row; IntegrityError when (room, request_id) exists. Outside any
-    transaction a plain autocommit INSERT is atomic by itself (one round trip instead of
-    BEGIN/INSERT/COMMIT); inside one, a savepoint keeps the caller's transaction usable."""
-    fields = {
-        "room": room,
-        "request_id": request.request_id,
-        "uv_id": request.uv_id,
-        "comment": request.comment,
-        "context": request.context_json(),
-        "source": source,
-    }
-    if transaction.get_connection().in_atomic_block:
-        with transaction.atomic():
-            return LiveReply.objects.create(**fields)
-    return LiveReply.objects.create(**fields)
+    """Insert the pending row; IntegrityError when (room, request_id) exists. The atomic
+    block (a savepoint inside a caller's transaction) keeps that transaction usable after
+    the IntegrityError."""
+    with transaction.atomic():
+        return LiveReply.objects.create(
+            room=room,
+            request_id=request.request_id,
+            uv_id=request.uv_id,
+            comment=request.comment,
+            context=request.context_json(),
+            source=source,
+        )
 
 
 def _run(

@@ -1,8 +1,8 @@
-"""Reads for live replies (the trace viewer) and latency reports.
+"""Reads for live replies (the trace viewer).
 
 Callers pass a ``Room`` they loaded through ``harness_app.selectors.room_get``, which
-enforces tenancy; everything here is scoped to that room, so another room's reply or report
-is a 404 whoever asks.
+enforces tenancy; everything here is scoped to that room, so another room's reply is a 404
+whoever asks.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.http import Http404
 
-from experiments_app.models import LatencyReport, LiveReply
+from experiments_app.models import LiveReply
 from harness_app.models import Room
 
 
@@ -38,18 +38,3 @@ def reply_get(*, room: Room, reply_id: int) -> LiveReply:
         )
     except (LiveReply.DoesNotExist, ValueError, TypeError):
         raise Http404("No such reply in this room.") from None
-
-
-def latency_reports_of_room(room: Room) -> QuerySet[LatencyReport]:
-    return (
-        LatencyReport.objects.filter(room=room)
-        .select_related("endpoint")
-        .order_by("-created_at", "-id")
-    )
-
-
-def latency_report_get(*, room: Room, report_id: int) -> LatencyReport:
-    try:
-        return latency_reports_of_room(room).get(pk=report_id)
-    except (LatencyReport.DoesNotExist, ValueError, TypeError):
-        raise Http404("No such latency report for this room.") from None

@@ -1,0 +1,46 @@
+"""Reads of the training app, one module per concern:
+
+* ``endpoints``: model endpoints, the ``vllm serve`` line each runs, and a live connection
+  check;
+* ``datasets``: datasets (and a dataset's file as a download) and augmentation jobs.
+
+The public names are re-exported here, so callers write ``selectors.dataset_get(...)``.
+"""
+
+from training_app.selectors.datasets import (
+    augmentation_job_get,
+    augmentation_jobs_list,
+    dataset_file_response,
+    dataset_get,
+    datasets_list,
+    harness_versions_for_datasets,
+)
+from training_app.selectors.endpoints import (
+    ConnectionCheck,
+    endpoint_check_connection,
+    endpoint_get,
+    endpoint_get_by_name,
+    endpoint_is_qwen_moe,
+    endpoint_vllm_command,
+    endpoint_vllm_profile,
+    endpoints_active,
+    endpoints_list,
+)
+
+__all__ = [
+    "ConnectionCheck",
+    "augmentation_job_get",
+    "augmentation_jobs_list",
+    "dataset_file_response",
+    "dataset_get",
+    "datasets_list",
+    "endpoint_check_connection",
+    "endpoint_get",
+    "endpoint_get_by_name",
+    "endpoint_is_qwen_moe",
+    "endpoint_vllm_command",
+    "endpoint_vllm_profile",
+    "endpoints_active",
+    "endpoints_list",
+    "harness_versions_for_datasets",
+]
