@@ -357,15 +357,16 @@ def _refresh_incremental(
         return None
     _insert_new_members(experiment, room_ids, window, known=KNOWN_MEMBERS)
     clock.lap("members")
-    days = _stage_activity(experiment, room_ids, touched_days)
+    affected = _stage_activity(experiment, room_ids, touched_days)
+    days = sorted(_as_date(d) for (d,) in _fetch(f"SELECT DISTINCT day FROM {affected}"))
     if not days:
         return []
     cutoffs = _cutoffs(experiment.pk, days)
-    _replace_affected_unit_days(experiment.pk, days)
+    _replace_affected_unit_days(experiment, days, affected)
     clock.lap("unit-days")
     _rewrite_daily_stats(experiment, days)
     clock.lap("daily stats")
-    _update_cumulative_stats(experiment.pk, cutoffs)
+    _update_cumulative_stats(experiment.pk, cutoffs, affected)
     clock.lap("cumulative stats")
     return days
 
@@ -408,13 +409,12 @@ def _stage_touched_uv_days(
     return sorted(_as_date(d) for (d,) in _fetch(f"SELECT DISTINCT day FROM {TOUCHED_UV_DAYS}"))
 
 
-def _stage_activity(
-    experiment: Experiment, room_ids: list[int], touched_days: list[date]
-) -> list[date]:
+def _stage_activity(experiment: Experiment, room_ids: list[int], touched_days: list[date]) -> str:
     """One row per (member UV, day) of every affected unit-day, with the UV's outcome that
     day and covariates: the touched UV-days themselves (UV units), or every active UV of a
     touched room-day (room and room-day units, whose unit-day sums all of them). Stages the
-    affected (unit, day) pairs and units too; returns the affected days."""
+    touched units too; returns the table of affected (unit_id, day) pairs - the activity
+    itself for UV units, where a unit is one UV and so each pair appears once."""
     pk = experiment.pk
     in_rooms, in_days = _in(room_ids), _in(touched_days)
     if experiment.unit == Experiment.Unit.UV:
@@ -428,6 +428,7 @@ def _stage_activity(
             LEFT JOIN (
                 SELECT uv_id, day, SUM(gmv) AS gmv, SUM(views) AS views FROM {T_UVDAY}
                 WHERE room_id IN ({in_rooms}) AND day IN ({in_days})
+                  AND uv_id IN (SELECT uv_id FROM {TOUCHED_UV_DAYS})
                 GROUP BY uv_id, day
             ) v ON v.uv_id = t.uv_id AND v.day = t.day
         """
@@ -456,22 +457,26 @@ def _stage_activity(
     for table in (ACTIVITY, AFFECTED, TOUCHED):
         _execute(f"DROP TABLE IF EXISTS {table}")
     _execute(f"CREATE TEMP TABLE {ACTIVITY} AS {sql}", params)
-    _execute(f"CREATE TEMP TABLE {AFFECTED} AS SELECT DISTINCT unit_id, day FROM {ACTIVITY}")
-    _execute(f"CREATE TEMP TABLE {TOUCHED} AS SELECT DISTINCT unit_id FROM {AFFECTED}")
-    _analyze([ACTIVITY, AFFECTED, TOUCHED])
+    affected = ACTIVITY
+    if experiment.unit != Experiment.Unit.UV:
+        affected = AFFECTED
+        _execute(f"CREATE TEMP TABLE {AFFECTED} AS SELECT DISTINCT unit_id, day FROM {ACTIVITY}")
+    _execute(f"CREATE TEMP TABLE {TOUCHED} AS SELECT DISTINCT unit_id FROM {affected}")
+    _analyze(sorted({ACTIVITY, affected, TOUCHED}))
     if connection.vendor != "postgresql":
         # SQLite plans joins as nested loops: give them an index to probe. (PostgreSQL hashes.)
-        _execute(f"CREATE INDEX {AFFECTED}_key ON {AFFECTED} (unit_id, day)")
+        _execute(f"CREATE INDEX {affected}_key ON {affected} (unit_id, day)")
         _execute(f"CREATE INDEX {TOUCHED}_key ON {TOUCHED} (unit_id)")
-    return sorted(_as_date(d) for (d,) in _fetch(f"SELECT DISTINCT day FROM {AFFECTED}"))
+    return affected
 
 
-def _replace_affected_unit_days(experiment_id: int, days: list[date]) -> None:
+def _replace_affected_unit_days(experiment: Experiment, days: list[date], affected: str) -> None:
     """Keep the affected unit-days' old rows (for the cumulative update), then rewrite them
-    from the staged activity."""
+    from the staged activity (one row per unit-day already for UV units: no grouping)."""
+    experiment_id = experiment.pk
     pick = (
         f"experiment_id = %s AND day IN ({_in(days)}) "
-        f"AND (unit_id, day) IN (SELECT unit_id, day FROM {AFFECTED})"
+        f"AND (unit_id, day) IN (SELECT unit_id, day FROM {affected})"
     )
     _execute(f"DROP TABLE IF EXISTS {OLD_UNIT_DAYS}")
     _execute(
@@ -480,14 +485,22 @@ def _replace_affected_unit_days(experiment_id: int, days: list[date]) -> None:
         [experiment_id, *days],
     )
     _execute(f"DELETE FROM {T_UNITDAY} WHERE {pick}", [experiment_id, *days])
+    if experiment.unit == Experiment.Unit.UV:
+        select = f"""
+            SELECT %s, day, unit_id, arm_id, phase_id, gmv, views, 1, c_gmv, c_views,
+                   joined, joined * c_gmv, joined * c_views
+            FROM {ACTIVITY} ORDER BY day, unit_id"""
+    else:
+        select = f"""
+            SELECT %s, day, unit_id, arm_id, phase_id, SUM(gmv), SUM(views), COUNT(*),
+                   SUM(c_gmv), SUM(c_views), SUM(joined), SUM(joined * c_gmv),
+                   SUM(joined * c_views)
+            FROM {ACTIVITY} GROUP BY day, unit_id, arm_id, phase_id ORDER BY day, unit_id"""
     _execute(
         f"""
         INSERT INTO {T_UNITDAY} (experiment_id, day, unit_id, arm_id, phase_id, y_gmv, y_views,
                                  uvs, c_gmv, c_views, new_uvs, new_c_gmv, new_c_views)
-        SELECT %s, day, unit_id, arm_id, phase_id, SUM(gmv), SUM(views), COUNT(*),
-               SUM(c_gmv), SUM(c_views), SUM(joined), SUM(joined * c_gmv),
-               SUM(joined * c_views)
-        FROM {ACTIVITY} GROUP BY day, unit_id, arm_id, phase_id ORDER BY day, unit_id
+        {select}
         """,
         [experiment_id],
     )
@@ -864,13 +877,13 @@ def _rewrite_cumulative_stats(experiment_id: int, first: date) -> None:
     _write_cumulative(experiment_id, cutoffs, _cumulative_sums(experiment_id, cutoffs))
 
 
-def _update_cumulative_stats(experiment_id: int, cutoffs: list[date]) -> None:
+def _update_cumulative_stats(experiment_id: int, cutoffs: list[date], affected: str) -> None:
     """new(k) = stored(k) - touched units' old contribution(k) + their new contribution(k).
 
     Untouched units keep their running totals, so the stored sums change only by what the
     touched units contribute; one scan of the touched units' unit-days (plus the replaced
     rows kept aside) gives both contributions."""
-    current, previous = _touched_contributions(experiment_id, cutoffs)
+    current, previous = _touched_contributions(experiment_id, cutoffs, affected)
     stored = _stored_cumulative(experiment_id, cutoffs)
     combined: Sums = {}
     for key in set(previous) | set(current) | set(stored):
@@ -897,7 +910,9 @@ def _outer_sums(prefix: str, k: int) -> list[str]:
     ]
 
 
-def _touched_contributions(experiment_id: int, cutoffs: list[date]) -> tuple[Sums, Sums]:
+def _touched_contributions(
+    experiment_id: int, cutoffs: list[date], affected: str
+) -> tuple[Sums, Sums]:
     """(new, old): per (arm, phase) and cutoff, the touched units' sums of f(running totals)
     after and before this run's rewrite. Current rows of affected unit-days count only as
     new, the kept old rows only as old, every other row as both."""
@@ -926,7 +941,7 @@ def _touched_contributions(experiment_id: int, cutoffs: list[date]) -> tuple[Sum
                     SELECT {", ".join("u." + c.strip() for c in columns.split(","))}, 1 AS in_new,
                            CASE WHEN a.unit_id IS NULL THEN 1 ELSE 0 END AS in_old
                     FROM {T_UNITDAY} u
-                    LEFT JOIN {AFFECTED} a ON a.unit_id = u.unit_id AND a.day = u.day
+                    LEFT JOIN {affected} a ON a.unit_id = u.unit_id AND a.day = u.day
                     WHERE u.experiment_id = %s AND u.day <= %s
                       AND u.unit_id IN (SELECT unit_id FROM {TOUCHED})
                     UNION ALL
@@ -994,5 +1009,3 @@ def _tune_session() -> None:
     if connection.vendor == "postgresql":
         _execute(f"SET LOCAL work_mem = '{ROLLUP_WORK_MEM}'")
         _execute("SET LOCAL jit = off")
-        _execute("SET LOCAL random_page_cost = 1.1")
-        _execute("SET LOCAL effective_cache_size = '8GB'")
