@@ -5,7 +5,7 @@ statements - never a Python loop over events or UVs:
 
 1. **Events -> UvDay.** New events (id above the watermark, read under the ingestion
    advisory lock so no lower id can still commit) are summed per (room, day, UV) once into a
-   temporary table, which is upserted into ``UvDay`` and kept as the run's new UV-days.
+   scratch table, which is upserted into ``UvDay`` and kept as the run's new UV-days.
 2. **Per experiment, what changed**: its new UV-days (rooms and window) and the UV-days of
    exposures logged since the last run. A new experiment, a new phase, new pre-period history
    (covariates change) or a member whose first day moves earlier means a full refresh of that
@@ -133,10 +133,10 @@ NEW_UV_DAYS = "rollup_new_uv_days"
 
 
 def _roll_up_events(state: RollupState, report: RollupReport) -> set[tuple[int, date]]:
-    """Upsert the new events' UV-day sums; keep them in a temp table; return (room, day)."""
+    """Upsert the new events' UV-day sums; keep them in a scratch table; return (room, day)."""
     _execute(f"DROP TABLE IF EXISTS {NEW_UV_DAYS}")
     _execute(
-        f"CREATE TEMP TABLE {NEW_UV_DAYS} (room_id bigint, day date, uv_id varchar(128), "
+        f"CREATE {_scratch()} TABLE {NEW_UV_DAYS} (room_id bigint, day date, uv_id varchar(128), "
         "gmv double precision, views bigint, events bigint)"
     )
     high = _committed_high_watermark()
@@ -250,7 +250,7 @@ def rollups_update(
                 report.experiments[experiment.pk] = days
         state.exposures_scanned_at = now
         state.save(update_fields=["exposures_scanned_at", "updated_at"])
-        for table in TEMP_TABLES:
+        for table in SCRATCH_TABLES:
             _execute(f"DROP TABLE IF EXISTS {table}")
     report.seconds = time.perf_counter() - started
     log.info("rollups: %s", report.summary())
@@ -375,7 +375,7 @@ TOUCHED_UV_DAYS = "rollup_touched_uv_days"
 ACTIVITY = "rollup_activity"
 AFFECTED = "rollup_affected_unit_days"
 OLD_UNIT_DAYS = "rollup_old_unit_days"
-TEMP_TABLES = (
+SCRATCH_TABLES = (
     "rollup_new_uv_days",
     TOUCHED_UV_DAYS,
     ACTIVITY,
@@ -396,7 +396,7 @@ def _stage_touched_uv_days(
     _execute(f"DROP TABLE IF EXISTS {TOUCHED_UV_DAYS}")
     _execute(
         f"""
-        CREATE TEMP TABLE {TOUCHED_UV_DAYS} AS
+        CREATE {_scratch()} TABLE {TOUCHED_UV_DAYS} AS
         SELECT room_id, uv_id, day FROM {NEW_UV_DAYS}
         WHERE room_id IN ({_in(room_ids)}) AND day >= %s AND day <= %s
         UNION
@@ -456,12 +456,14 @@ def _stage_activity(experiment: Experiment, room_ids: list[int], touched_days: l
         params = [*room_ids, *touched_days, pk, *touched_days, pk]
     for table in (ACTIVITY, AFFECTED, TOUCHED):
         _execute(f"DROP TABLE IF EXISTS {table}")
-    _execute(f"CREATE TEMP TABLE {ACTIVITY} AS {sql}", params)
+    _execute(f"CREATE {_scratch()} TABLE {ACTIVITY} AS {sql}", params)
     affected = ACTIVITY
     if experiment.unit != Experiment.Unit.UV:
         affected = AFFECTED
-        _execute(f"CREATE TEMP TABLE {AFFECTED} AS SELECT DISTINCT unit_id, day FROM {ACTIVITY}")
-    _execute(f"CREATE TEMP TABLE {TOUCHED} AS SELECT DISTINCT unit_id FROM {affected}")
+        _execute(
+            f"CREATE {_scratch()} TABLE {AFFECTED} AS SELECT DISTINCT unit_id, day FROM {ACTIVITY}"
+        )
+    _execute(f"CREATE {_scratch()} TABLE {TOUCHED} AS SELECT DISTINCT unit_id FROM {affected}")
     _analyze(sorted({ACTIVITY, affected, TOUCHED}))
     if connection.vendor != "postgresql":
         # SQLite plans joins as nested loops: give them an index to probe. (PostgreSQL hashes.)
@@ -480,7 +482,7 @@ def _replace_affected_unit_days(experiment: Experiment, days: list[date], affect
     )
     _execute(f"DROP TABLE IF EXISTS {OLD_UNIT_DAYS}")
     _execute(
-        f"CREATE TEMP TABLE {OLD_UNIT_DAYS} AS SELECT unit_id, arm_id, phase_id, day, "
+        f"CREATE {_scratch()} TABLE {OLD_UNIT_DAYS} AS SELECT unit_id, arm_id, phase_id, day, "
         f"new_uvs, y_gmv, y_views, new_c_gmv, new_c_views FROM {T_UNITDAY} WHERE {pick}",
         [experiment_id, *days],
     )
@@ -574,20 +576,20 @@ NEW_MEMBERS = "rollup_new_members"
 
 def _stage_member_source(experiment: Experiment, condition: str, params: Sequence[Any]) -> None:
     """(unit, UV[, room]) with their first exposure day among the exposures matching
-    ``condition``, in a temp table shared by the next statements."""
+    ``condition``, in a scratch table shared by the next statements."""
     room_col = "CAST(NULL AS BIGINT)" if experiment.unit == Experiment.Unit.UV else "room_id"
     group_room = "" if experiment.unit == Experiment.Unit.UV else ", room_id"
     _execute(f"DROP TABLE IF EXISTS {MEMBER_SOURCE}")
     _execute(
         f"""
-        CREATE TEMP TABLE {MEMBER_SOURCE} AS
+        CREATE {_scratch()} TABLE {MEMBER_SOURCE} AS
         SELECT assignment_id, uv_id, {room_col} AS room_id, MIN(day) AS first_day
         FROM {T_EXPOSURE} WHERE experiment_id = %s AND {condition}
         GROUP BY assignment_id, uv_id{group_room}
         """,
         [experiment.pk, *params],
     )
-    _analyze([MEMBER_SOURCE])  # temp tables are never auto-analyzed
+    _analyze([MEMBER_SOURCE])  # not analyzed yet: freshly filled
 
 
 def _first_days_move_earlier() -> bool:
@@ -611,7 +613,7 @@ def _stage_known_members(experiment_id: int) -> None:
     _execute(f"DROP TABLE IF EXISTS {KNOWN_MEMBERS}")
     _execute(
         f"""
-        CREATE TEMP TABLE {KNOWN_MEMBERS} AS
+        CREATE {_scratch()} TABLE {KNOWN_MEMBERS} AS
         SELECT unit_id, arm_id, phase_id, uv_id, room_id, first_day, c_gmv, c_views
         FROM {T_MEMBER}
         WHERE experiment_id = %s AND uv_id IN (
@@ -640,7 +642,7 @@ def _insert_new_members(
     _execute(f"DROP TABLE IF EXISTS {NEW_MEMBERS}")
     _execute(
         f"""
-        CREATE TEMP TABLE {NEW_MEMBERS} AS
+        CREATE {_scratch()} TABLE {NEW_MEMBERS} AS
         SELECT x.assignment_id AS unit_id, a.arm_id, a.phase_id, x.uv_id, x.room_id,
                x.first_day, COALESCE(SUM(p.gmv), 0) AS c_gmv,
                CAST(COALESCE(SUM(p.views), 0) AS double precision) AS c_views
@@ -1009,3 +1011,16 @@ def _tune_session() -> None:
     if connection.vendor == "postgresql":
         _execute(f"SET LOCAL work_mem = '{ROLLUP_WORK_MEM}'")
         _execute("SET LOCAL jit = off")
+        # Parallel plans for the scans and joins of whole days (see _scratch): the default
+        # costs keep PostgreSQL serial for statements of this size; two cores halve them.
+        _execute("SET LOCAL parallel_setup_cost = 100")
+        _execute("SET LOCAL parallel_tuple_cost = 0.01")
+
+
+def _scratch() -> str:
+    """The kind of the run's scratch tables. PostgreSQL: UNLOGGED - parallel workers cannot
+    read temporary tables, and the day-sized joins below run on every core only when their
+    inputs are ordinary tables; unlogged, since they are rebuilt every run. The runner lock
+    allows one run at a time, so fixed names are safe; each run drops them at its end.
+    SQLite (``make run``): temporary tables."""
+    return "UNLOGGED" if connection.vendor == "postgresql" else "TEMP"
