@@ -383,6 +383,7 @@ SCRATCH_TABLES = (
     OLD_UNIT_DAYS,
     "rollup_member_source",
     "rollup_known_members",
+    "rollup_touched_uvs",
     "rollup_new_members",
     "rollup_touched_units",
 )
@@ -571,6 +572,7 @@ def _expose_room_audiences(
 
 MEMBER_SOURCE = "rollup_member_source"
 KNOWN_MEMBERS = "rollup_known_members"
+TOUCHED_UVS = "rollup_touched_uvs"
 NEW_MEMBERS = "rollup_new_members"
 
 
@@ -609,16 +611,21 @@ def _first_days_move_earlier() -> bool:
 
 def _stage_known_members(experiment_id: int) -> None:
     """The members of every UV this run touches (exposed since the last scan, or with changed
-    UV-days): one pass over the member table, so the next steps join small tables."""
+    UV-days - the touched UV-days hold both): one pass over the member table, so the next
+    steps join small tables. The UVs are staged first so that the pass can run in parallel."""
+    _execute(f"DROP TABLE IF EXISTS {TOUCHED_UVS}")
+    _execute(
+        f"CREATE {_scratch()} TABLE {TOUCHED_UVS} AS SELECT DISTINCT uv_id FROM {TOUCHED_UV_DAYS}"
+    )
+    _analyze([TOUCHED_UVS])
     _execute(f"DROP TABLE IF EXISTS {KNOWN_MEMBERS}")
     _execute(
         f"""
         CREATE {_scratch()} TABLE {KNOWN_MEMBERS} AS
-        SELECT unit_id, arm_id, phase_id, uv_id, room_id, first_day, c_gmv, c_views
-        FROM {T_MEMBER}
-        WHERE experiment_id = %s AND uv_id IN (
-            SELECT uv_id FROM {MEMBER_SOURCE} UNION SELECT uv_id FROM {TOUCHED_UV_DAYS}
-        )
+        SELECT m.unit_id, m.arm_id, m.phase_id, m.uv_id, m.room_id, m.first_day, m.c_gmv,
+               m.c_views
+        FROM {T_MEMBER} m JOIN {TOUCHED_UVS} t ON t.uv_id = m.uv_id
+        WHERE m.experiment_id = %s
         """,
         [experiment_id],
     )
