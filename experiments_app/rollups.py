@@ -363,6 +363,7 @@ def _refresh_incremental(
         return []
     cutoffs = _cutoffs(experiment.pk, days)
     _replace_affected_unit_days(experiment, days, affected)
+    _stage_changed_units(experiment, affected)
     clock.lap("unit-days")
     _rewrite_daily_stats(experiment, days)
     clock.lap("daily stats")
@@ -385,7 +386,7 @@ SCRATCH_TABLES = (
     "rollup_known_members",
     "rollup_touched_uvs",
     "rollup_new_members",
-    "rollup_touched_units",
+    "rollup_changed_units",
 )
 
 
@@ -413,9 +414,9 @@ def _stage_touched_uv_days(
 def _stage_activity(experiment: Experiment, room_ids: list[int], touched_days: list[date]) -> str:
     """One row per (member UV, day) of every affected unit-day, with the UV's outcome that
     day and covariates: the touched UV-days themselves (UV units), or every active UV of a
-    touched room-day (room and room-day units, whose unit-day sums all of them). Stages the
-    touched units too; returns the table of affected (unit_id, day) pairs - the activity
-    itself for UV units, where a unit is one UV and so each pair appears once."""
+    touched room-day (room and room-day units, whose unit-day sums all of them). Returns the
+    table of affected (unit_id, day) pairs - the activity itself for UV units, where a unit
+    is one UV and so each pair appears once."""
     pk = experiment.pk
     in_rooms, in_days = _in(room_ids), _in(touched_days)
     if experiment.unit == Experiment.Unit.UV:
@@ -455,7 +456,7 @@ def _stage_activity(experiment: Experiment, room_ids: list[int], touched_days: l
         """
         # (every viewer of a touched room-day counts, not only the staged ones)
         params = [*room_ids, *touched_days, pk, *touched_days, pk]
-    for table in (ACTIVITY, AFFECTED, TOUCHED):
+    for table in (ACTIVITY, AFFECTED):
         _execute(f"DROP TABLE IF EXISTS {table}")
     _execute(f"CREATE {_scratch()} TABLE {ACTIVITY} AS {sql}", params)
     affected = ACTIVITY
@@ -464,13 +465,35 @@ def _stage_activity(experiment: Experiment, room_ids: list[int], touched_days: l
         _execute(
             f"CREATE {_scratch()} TABLE {AFFECTED} AS SELECT DISTINCT unit_id, day FROM {ACTIVITY}"
         )
-    _execute(f"CREATE {_scratch()} TABLE {TOUCHED} AS SELECT DISTINCT unit_id FROM {affected}")
-    _analyze(sorted({ACTIVITY, affected, TOUCHED}))
+    _analyze(sorted({ACTIVITY, affected}))
     if connection.vendor != "postgresql":
         # SQLite plans joins as nested loops: give them an index to probe. (PostgreSQL hashes.)
         _execute(f"CREATE INDEX {affected}_key ON {affected} (unit_id, day)")
-        _execute(f"CREATE INDEX {TOUCHED}_key ON {TOUCHED} (unit_id)")
     return affected
+
+
+def _stage_changed_units(experiment: Experiment, affected: str) -> None:
+    """The units whose running totals this run changes - the only ones whose cumulative
+    contributions move. For UV units, a rewritten unit-day that adds nothing to the running
+    totals (an exposure without outcome, of a UV that joined earlier) leaves its unit out:
+    about a third of a day's unit-days. (Float sums recomputed in another order may differ
+    in the last bit and count as changed: harmless, the unit's contributions are exact.)"""
+    _execute(f"DROP TABLE IF EXISTS {CHANGED}")
+    if experiment.unit == Experiment.Unit.UV:
+        sql = f"""
+            SELECT DISTINCT a.unit_id FROM {ACTIVITY} a
+            LEFT JOIN {OLD_UNIT_DAYS} o ON o.unit_id = a.unit_id AND o.day = a.day
+            WHERE a.joined <> COALESCE(o.new_uvs, 0) OR a.gmv <> COALESCE(o.y_gmv, 0)
+               OR a.views <> COALESCE(o.y_views, 0)
+               OR a.joined * a.c_gmv <> COALESCE(o.new_c_gmv, 0)
+               OR a.joined * a.c_views <> COALESCE(o.new_c_views, 0)
+        """
+    else:
+        sql = f"SELECT DISTINCT unit_id FROM {affected}"
+    _execute(f"CREATE {_scratch()} TABLE {CHANGED} AS {sql}")
+    _analyze([CHANGED])
+    if connection.vendor != "postgresql":
+        _execute(f"CREATE INDEX {CHANGED}_key ON {CHANGED} (unit_id)")
 
 
 def _replace_affected_unit_days(experiment: Experiment, days: list[date], affected: str) -> None:
@@ -812,7 +835,7 @@ def _cutoffs(experiment_id: int, days: list[date]) -> list[date]:
 
 Sums = dict[tuple[int, int], list[list[float]]]  # (arm, phase) -> per cutoff: _WIDTH values
 _WIDTH = 3 + 2 * len(_STAT_FIELDS)  # n, sum_x, sum_x2, then the 7 moments per metric
-TOUCHED = "rollup_touched_units"
+CHANGED = "rollup_changed_units"
 
 
 def _cumulative_sums(experiment_id: int, cutoffs: list[date]) -> Sums:
@@ -887,12 +910,12 @@ def _rewrite_cumulative_stats(experiment_id: int, first: date) -> None:
 
 
 def _update_cumulative_stats(experiment_id: int, cutoffs: list[date], affected: str) -> None:
-    """new(k) = stored(k) - touched units' old contribution(k) + their new contribution(k).
+    """new(k) = stored(k) - changed units' old contribution(k) + their new contribution(k).
 
-    Untouched units keep their running totals, so the stored sums change only by what the
-    touched units contribute; one scan of the touched units' unit-days (plus the replaced
+    Other units keep their running totals, so the stored sums change only by what the
+    changed units contribute; one scan of the changed units' unit-days (plus the replaced
     rows kept aside) gives both contributions."""
-    current, previous = _touched_contributions(experiment_id, cutoffs, affected)
+    current, previous = _changed_contributions(experiment_id, cutoffs, affected)
     stored = _stored_cumulative(experiment_id, cutoffs)
     combined: Sums = {}
     for key in set(previous) | set(current) | set(stored):
@@ -919,10 +942,10 @@ def _outer_sums(prefix: str, k: int) -> list[str]:
     ]
 
 
-def _touched_contributions(
+def _changed_contributions(
     experiment_id: int, cutoffs: list[date], affected: str
 ) -> tuple[Sums, Sums]:
-    """(new, old): per (arm, phase) and cutoff, the touched units' sums of f(running totals)
+    """(new, old): per (arm, phase) and cutoff, the changed units' sums of f(running totals)
     after and before this run's rewrite. Current rows of affected unit-days count only as
     new, the kept old rows only as old, every other row as both."""
     new: Sums = {}
@@ -952,9 +975,10 @@ def _touched_contributions(
                     FROM {T_UNITDAY} u
                     LEFT JOIN {affected} a ON a.unit_id = u.unit_id AND a.day = u.day
                     WHERE u.experiment_id = %s AND u.day <= %s
-                      AND u.unit_id IN (SELECT unit_id FROM {TOUCHED})
+                      AND u.unit_id IN (SELECT unit_id FROM {CHANGED})
                     UNION ALL
                     SELECT {columns}, 0, 1 FROM {OLD_UNIT_DAYS}
+                    WHERE unit_id IN (SELECT unit_id FROM {CHANGED})
                 ) r
                 GROUP BY unit_id, arm_id, phase_id
             ) per_unit GROUP BY arm_id, phase_id
