@@ -135,25 +135,27 @@ NEW_UV_DAYS = "rollup_new_uv_days"
 def _roll_up_events(state: RollupState, report: RollupReport) -> set[tuple[int, date]]:
     """Upsert the new events' UV-day sums; keep them in a scratch table; return (room, day)."""
     _execute(f"DROP TABLE IF EXISTS {NEW_UV_DAYS}")
-    _execute(
-        f"CREATE {_scratch()} TABLE {NEW_UV_DAYS} (room_id bigint, day date, uv_id varchar(128), "
-        "gmv double precision, views bigint, events bigint)"
-    )
     high = _committed_high_watermark()
     low = state.last_event_id
     if high <= low:
+        _execute(
+            f"CREATE {_scratch()} TABLE {NEW_UV_DAYS} (room_id bigint, day date, "
+            "uv_id varchar(128), gmv double precision, views bigint, events bigint)"
+        )
         return set()
     started = time.perf_counter()
     with transaction.atomic():
         _tune_session()
+        # CREATE TABLE AS (not INSERT ... SELECT): PostgreSQL aggregates it in parallel.
         _execute(
             f"""
-            INSERT INTO {NEW_UV_DAYS} (room_id, day, uv_id, gmv, views, events)
+            CREATE {_scratch()} TABLE {NEW_UV_DAYS} AS
             SELECT room_id, day, uv_id,
-                   SUM(CASE WHEN type = 'confirmed_receipt' THEN amount
-                            WHEN type = 'refund' THEN -amount ELSE 0 END),
-                   SUM(CASE WHEN type = 'item_page_view' THEN 1 ELSE 0 END),
-                   COUNT(*)
+                   CAST(SUM(CASE WHEN type = 'confirmed_receipt' THEN amount
+                                 WHEN type = 'refund' THEN -amount ELSE 0 END)
+                        AS double precision) AS gmv,
+                   SUM(CASE WHEN type = 'item_page_view' THEN 1 ELSE 0 END) AS views,
+                   COUNT(*) AS events
             FROM {T_EVENT} WHERE id > %s AND id <= %s
             GROUP BY room_id, day, uv_id
             """,
