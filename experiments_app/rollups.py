@@ -396,14 +396,15 @@ def _stage_touched_uv_days(
     experiment: Experiment, room_ids: list[int], window: Window, since: datetime
 ) -> list[date]:
     """The experiment's UV-days that changed: new event sums in its rooms and window, and
-    UV-days of exposures logged since the last run. Returns their days."""
+    UV-days of exposures logged since the last run (UNION ALL: a UV-day can appear twice;
+    every reader deduplicates what it needs). Returns their days."""
     _execute(f"DROP TABLE IF EXISTS {TOUCHED_UV_DAYS}")
     _execute(
         f"""
         CREATE {_scratch()} TABLE {TOUCHED_UV_DAYS} AS
         SELECT room_id, uv_id, day FROM {NEW_UV_DAYS}
         WHERE room_id IN ({_in(room_ids)}) AND day >= %s AND day <= %s
-        UNION
+        UNION ALL
         SELECT room_id, uv_id, day FROM {T_EXPOSURE}
         WHERE experiment_id = %s AND created_at >= %s
         """,
@@ -512,7 +513,11 @@ def _replace_affected_unit_days(experiment: Experiment, days: list[date], affect
         f"new_uvs, y_gmv, y_views, new_c_gmv, new_c_views FROM {T_UNITDAY} WHERE {pick}",
         [experiment_id, *days],
     )
-    _execute(f"DELETE FROM {T_UNITDAY} WHERE {pick}", [experiment_id, *days])
+    _execute(  # exactly the rows kept aside: a smaller set to probe than every affected pair
+        f"DELETE FROM {T_UNITDAY} WHERE experiment_id = %s AND day IN ({_in(days)}) "
+        f"AND (unit_id, day) IN (SELECT unit_id, day FROM {OLD_UNIT_DAYS})",
+        [experiment_id, *days],
+    )
     if experiment.unit == Experiment.Unit.UV:
         select = f"""
             SELECT %s, day, unit_id, arm_id, phase_id, gmv, views, 1, c_gmv, c_views,
@@ -699,7 +704,6 @@ def _insert_new_members(
     )
     if known:
         _execute(f"INSERT INTO {known} SELECT * FROM {NEW_MEMBERS}")
-        _analyze([known])
 
 
 def _analyze(tables: Sequence[str]) -> None:
