@@ -708,9 +708,19 @@ def _insert_new_members(
 
 def _analyze(tables: Sequence[str]) -> None:
     """Fresh planner statistics after bulk rewrites (PostgreSQL; autovacuum lags bulk loads,
-    and a plan built on stale row counts can turn a hash join into a nested loop)."""
-    if connection.vendor == "postgresql":
-        _execute(f"ANALYZE {', '.join(tables)}")
+    and a plan built on stale row counts can turn a hash join into a nested loop). A scratch
+    table only needs its size and rough distinct counts to plan the next hash join: a
+    3,000-row sample gives them at a tenth of the default sample's cost."""
+    if connection.vendor != "postgresql":
+        return
+    scratch = [t for t in tables if t in SCRATCH_TABLES]
+    if scratch:
+        _execute("SET LOCAL default_statistics_target = 10")
+        _execute(f"ANALYZE {', '.join(scratch)}")
+        _execute("SET LOCAL default_statistics_target TO DEFAULT")
+    others = [t for t in tables if t not in SCRATCH_TABLES]
+    if others:
+        _execute(f"ANALYZE {', '.join(others)}")
 
 
 # --- 5. unit-days ----------------------------------------------------------------------------
