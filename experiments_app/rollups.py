@@ -396,18 +396,21 @@ def _stage_touched_uv_days(
     experiment: Experiment, room_ids: list[int], window: Window, since: datetime
 ) -> list[date]:
     """The experiment's UV-days that changed: new event sums in its rooms and window, and
-    UV-days of exposures logged since the last run (UNION ALL: a UV-day can appear twice;
-    every reader deduplicates what it needs). Returns their days."""
+    UV-days of exposures logged since the last run. For UV units one row per (UV, day); for
+    room units (room, UV, day) rows that may repeat (readers deduplicate what they need).
+    Returns their days."""
     _execute(f"DROP TABLE IF EXISTS {TOUCHED_UV_DAYS}")
-    _execute(
-        f"""
-        CREATE {_scratch()} TABLE {TOUCHED_UV_DAYS} AS
+    both = f"""
         SELECT room_id, uv_id, day FROM {NEW_UV_DAYS}
         WHERE room_id IN ({_in(room_ids)}) AND day >= %s AND day <= %s
         UNION ALL
         SELECT room_id, uv_id, day FROM {T_EXPOSURE}
         WHERE experiment_id = %s AND created_at >= %s
-        """,
+    """
+    if experiment.unit == Experiment.Unit.UV:  # a UV unit spans rooms: (UV, day) is the key
+        both = f"SELECT uv_id, day FROM ({both}) x GROUP BY uv_id, day"
+    _execute(
+        f"CREATE {_scratch()} TABLE {TOUCHED_UV_DAYS} AS {both}",
         [*room_ids, window.start, window.end, experiment.pk, since],
     )
     _analyze([TOUCHED_UV_DAYS])
@@ -428,7 +431,7 @@ def _stage_activity(experiment: Experiment, room_ids: list[int], touched_days: l
                    COALESCE(v.gmv, 0) AS gmv, COALESCE(v.views, 0) AS views,
                    m.c_gmv, m.c_views,
                    CASE WHEN m.first_day = t.day THEN 1 ELSE 0 END AS joined
-            FROM (SELECT DISTINCT uv_id, day FROM {TOUCHED_UV_DAYS}) t
+            FROM {TOUCHED_UV_DAYS} t
             JOIN {KNOWN_MEMBERS} m ON m.uv_id = t.uv_id AND m.first_day <= t.day
             LEFT JOIN (
                 SELECT uv_id, day, SUM(gmv) AS gmv, SUM(views) AS views FROM {T_UVDAY}
