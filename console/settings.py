@@ -125,6 +125,8 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = HAT_MAX_UPLOAD_BYTES
 # and how often Celery beat brings the rollups up to date.
 HAT_EXPERIMENT_CACHE_S = env.float("HAT_EXPERIMENT_CACHE_S", default=5.0)
 HAT_ROLLUP_INTERVAL_S = env.float("HAT_ROLLUP_INTERVAL_S", default=60.0)
+# Parallel workers per rollup statement beside the leader (PostgreSQL): one per spare core.
+HAT_ROLLUP_PARALLEL_WORKERS = env.int("HAT_ROLLUP_PARALLEL_WORKERS", default=1)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -1058,9 +1059,13 @@ def _tune_session() -> None:
         _execute(f"SET LOCAL work_mem = '{ROLLUP_WORK_MEM}'")
         _execute("SET LOCAL jit = off")
         # Parallel plans for the scans and joins of whole days (see _scratch): the default
-        # costs keep PostgreSQL serial for statements of this size; two cores halve them.
+        # costs keep PostgreSQL serial for statements of this size; a second core shortens them.
         _execute("SET LOCAL parallel_setup_cost = 100")
         _execute("SET LOCAL parallel_tuple_cost = 0.01")
+        # One worker beside the leader on the 2-core reference machine: two workers were
+        # 10% slower there (three processes on two cores).
+        workers = int(settings.HAT_ROLLUP_PARALLEL_WORKERS)
+        _execute(f"SET LOCAL max_parallel_workers_per_gather = {workers}")
         # Never nested loops: the day just written is missing from the planner's statistics
         # until autovacuum analyzes the table, and a nested loop planned for "1 row" over a
         # day of 400,000 unit-days ran 15 s where a hash join takes 0.1 s.
