@@ -667,7 +667,7 @@ def _insert_new_members(
 ) -> None:
     """New (unit, UV) pairs with their pre-period covariates. ``known``: the staged members
     of the touched UVs (incremental run; the new ones are added to it too), or None when the
-    experiment has no members yet (full refresh). Inserted in the member index's order."""
+    experiment has no members yet (full refresh)."""
     same_room = "" if experiment.unit == Experiment.Unit.UV else " AND p.room_id = x.room_id"
     not_known = (
         f"""WHERE NOT EXISTS (
