@@ -23,6 +23,7 @@ from experiments_app.traffic_simulation import (
     plan_traffic,
     send_events,
 )
+from tests.db_sessions import wait_for_other_sessions_to_close
 from tests.factories import RoomFactory
 
 pytestmark = pytest.mark.django_db
@@ -231,26 +232,8 @@ def test_rollup_task_on_a_real_worker(published_room, make_experiment):
     finally:
         worker.terminate()
         worker.wait(timeout=30)
-        _wait_for_other_sessions_to_close(settings_dict["NAME"])
+        wait_for_other_sessions_to_close()
     assert outcome["experiments"][str(experiment.pk)] >= 2  # the window runs to today
     assert outcome["events"] == Event.objects.count()
     readout = experiment_readout(experiment=experiment)
     assert readout.has_data and len(readout.days) == 2
-
-
-def _wait_for_other_sessions_to_close(database: str, timeout_s: float = 10.0) -> None:
-    """The worker's database session ends a moment after the process: wait for it, so the
-    test database can be dropped at teardown."""
-    import time
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity "
-                "WHERE datname = %s AND pid <> pg_backend_pid()",
-                [database],
-            )
-            if cursor.fetchone()[0] == 0:
-                return
-        time.sleep(0.1)

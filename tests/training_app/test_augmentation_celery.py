@@ -14,6 +14,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.db import connection
 
+from tests.db_sessions import wait_for_other_sessions_to_close
 from training_app import services
 from training_app.models import AugmentationJob
 
@@ -67,6 +68,7 @@ def worker(tmp_path, settings):  # type: ignore[no-untyped-def]
         process.wait(timeout=20)
     except subprocess.TimeoutExpired:
         process.kill()
+    wait_for_other_sessions_to_close()
 
 
 def test_job_runs_on_a_real_worker(published_room, operator, worker):  # type: ignore[no-untyped-def]
