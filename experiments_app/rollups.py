@@ -392,6 +392,7 @@ SCRATCH_TABLES = (
     "rollup_member_source",
     "rollup_known_members",
     "rollup_new_members",
+    "rollup_pre_period",
     "rollup_changed_units",
 )
 
@@ -610,6 +611,7 @@ def _expose_room_audiences(
 MEMBER_SOURCE = "rollup_member_source"
 KNOWN_MEMBERS = "rollup_known_members"
 NEW_MEMBERS = "rollup_new_members"
+PRE_PERIOD = "rollup_pre_period"
 
 
 def _stage_member_source(experiment: Experiment, condition: str, params: Sequence[Any]) -> None:
@@ -660,6 +662,9 @@ def _stage_known_members(experiment_id: int) -> None:
         [experiment_id],
     )
     _analyze([KNOWN_MEMBERS])
+    if connection.vendor != "postgresql":  # SQLite probes instead of hashing: index it
+        _execute(f"CREATE INDEX {KNOWN_MEMBERS}_key ON {KNOWN_MEMBERS} (unit_id, uv_id)")
+        _execute(f"CREATE INDEX {KNOWN_MEMBERS}_uv ON {KNOWN_MEMBERS} (uv_id)")
 
 
 def _insert_new_members(
@@ -676,6 +681,18 @@ def _insert_new_members(
         if known
         else ""
     )
+    history = T_UVDAY
+    if connection.vendor != "postgresql":
+        # SQLite joins by nested loops and UvDay has no index by UV (PostgreSQL hashes):
+        # probe an indexed copy of the pre-period instead of scanning UvDay per member.
+        history = PRE_PERIOD
+        _execute(f"DROP TABLE IF EXISTS {PRE_PERIOD}")
+        _execute(
+            f"CREATE TEMP TABLE {PRE_PERIOD} AS SELECT room_id, day, uv_id, gmv, views "
+            f"FROM {T_UVDAY} WHERE day >= %s AND day < %s AND room_id IN ({_in(room_ids)})",
+            [window.pre_start, window.start, *room_ids],
+        )
+        _execute(f"CREATE INDEX {PRE_PERIOD}_uv ON {PRE_PERIOD} (uv_id)")
     _execute(f"DROP TABLE IF EXISTS {NEW_MEMBERS}")
     _execute(
         f"""
@@ -685,7 +702,7 @@ def _insert_new_members(
                CAST(COALESCE(SUM(p.views), 0) AS double precision) AS c_views
         FROM {MEMBER_SOURCE} x
         JOIN {T_ASSIGNMENT} a ON a.id = x.assignment_id
-        LEFT JOIN {T_UVDAY} p ON p.uv_id = x.uv_id AND p.day >= %s AND p.day < %s
+        LEFT JOIN {history} p ON p.uv_id = x.uv_id AND p.day >= %s AND p.day < %s
              AND p.room_id IN ({_in(room_ids)}){same_room}
         {not_known}
         GROUP BY x.assignment_id, x.uv_id, x.room_id, x.first_day, a.arm_id, a.phase_id
