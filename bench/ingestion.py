@@ -25,36 +25,14 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from bench.database import setup_django
+
 FULL = os.environ.get("BENCH_FULL") == "1"
 EVENTS = 6_000_000 if FULL else int(os.environ.get("BENCH_EVENTS", "600000"))
 BATCH = 10_000
 UVS = 1_975_000
 DAYS = 14
 TARGET_PER_S = 20_000
-
-
-def ensure_database(url: str) -> None:
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    admin = url.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
-        if not exists:
-            conn.execute(f'CREATE DATABASE "{name}"')
-
-
-def setup_django() -> None:
-    url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/hat_bench")
-    ensure_database(url)
-    os.environ["DATABASE_URL"] = url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
 
 
 def event_batches(room_id: int, total: int, *, seed: int = 1) -> Iterator[list[dict[str, Any]]]:

@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from bench.ingestion import setup_django
+from bench.database import setup_django
 
 ROOT = Path(__file__).resolve().parent.parent
 FULL = os.environ.get("BENCH_FULL") == "1"

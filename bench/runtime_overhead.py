@@ -22,6 +22,8 @@ import time
 import uuid
 from pathlib import Path
 
+from bench.database import setup_django
+
 ROOT = Path(__file__).resolve().parent.parent
 REQUESTS = int(os.environ.get("BENCH_RUNTIME_REQUESTS", "400"))
 PROFILE = os.environ.get("BENCH_PROFILE")  # a path: write a cProfile of the measured loop
@@ -29,17 +31,6 @@ PROFILE = os.environ.get("BENCH_PROFILE")  # a path: write a cProfile of the mea
 # reply also goes through sticky assignment and exposure logging (issue #5: <= 1 extra query).
 WITH_EXPERIMENT = os.environ.get("BENCH_WITH_EXPERIMENT") == "1"
 WARMUP = 30
-
-
-def _ensure_database(url: str) -> None:
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    admin = url.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
-        if not exists:
-            conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -70,15 +61,8 @@ def _start_experiment(room, version, endpoint, owner) -> None:  # type: ignore[n
 
 
 def run() -> None:
-    url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/hat_bench")
-    _ensure_database(url)
-    os.environ["DATABASE_URL"] = url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
-    import django
-
-    django.setup()
+    setup_django()
     from django.contrib.auth import get_user_model
-    from django.core.management import call_command
     from django.test import Client
 
     from bench.instant_model import InstantModelServer
@@ -87,7 +71,6 @@ def run() -> None:
     from harness_app.harness.serialization import harness_from_yaml
     from training_app.models import ModelEndpoint
 
-    call_command("migrate", verbosity=0)
     suffix = uuid.uuid4().hex[:8]
     owner = get_user_model().objects.create_user(username=f"bench-{suffix}")
     room = services.room_create(owner=owner, name=f"Bench room {suffix}")
