@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import plotly.graph_objects as go
 
 from experiments_app.latency import DEADLINE_MS
-from experiments_app.readouts import Readout
+from experiments_app.readouts import Comparison, Readout
+from experiments_app.stats.daily import DailyAnalysis
 from experiments_app.stats.mean_effects import Effect
 
 # One colour per concurrency level (colour-blind-safe Okabe-Ito order).
@@ -307,8 +309,9 @@ def ci_bars(readout: Readout) -> dict[str, Any]:
             estimate, low, high = _bounds(comparison.readout.headline_relative)
             labels.append(metric.label)
             centers.append(estimate)
-            plus.append(None if high is None or estimate is None else high - estimate)
-            minus.append(None if low is None or estimate is None else estimate - low)
+            up, down = _error_arms(estimate, low, high)
+            plus.append(up)
+            minus.append(down)
             text.append(
                 f"{estimate:+.2f}% [{low:+.2f}%, {high:+.2f}%]"
                 if None not in (estimate, low, high)
@@ -338,15 +341,34 @@ def ci_bars(readout: Readout) -> dict[str, Any]:
     return _as_dict(fig)
 
 
-def cumulative_lift(readout: Readout, metric: str) -> dict[str, Any]:
-    fig = go.Figure()
+def _error_arms(
+    estimate: float | None, low: float | None, high: float | None
+) -> tuple[float | None, float | None]:
+    """Plotly's error bar lengths above and below the estimate (None where undefined)."""
+    if estimate is None:
+        return None, None
+    return (
+        None if high is None else high - estimate,
+        None if low is None else estimate - low,
+    )
+
+
+def _daily_series(
+    readout: Readout, metric: str
+) -> Iterator[tuple[Comparison, DailyAnalysis, str, list[str]]]:
+    """Per treatment comparison of ``metric`` that has a daily series: (comparison, its daily
+    readout, the arm's colour, the readout's days as ISO strings)."""
     days = [d.isoformat() for d in readout.days]
     result = next(m for m in readout.metrics if m.metric == metric)
     for index, comparison in enumerate(result.comparisons):
-        color = ARM_COLORS[index % len(ARM_COLORS)]
         daily = comparison.readout.daily
-        if daily is None:
-            continue
+        if daily is not None:
+            yield comparison, daily, ARM_COLORS[index % len(ARM_COLORS)], days
+
+
+def cumulative_lift(readout: Readout, metric: str) -> dict[str, Any]:
+    fig = go.Figure()
+    for comparison, daily, color, days in _daily_series(readout, metric):
         points = daily.cumulative
         x = [days[p.day] for p in points]
         estimate = [_pct(p.relative.estimate) for p in points]
@@ -408,20 +430,15 @@ def _band(
 
 def daily_effects(readout: Readout, metric: str) -> dict[str, Any]:
     fig = go.Figure()
-    days = [d.isoformat() for d in readout.days]
-    result = next(m for m in readout.metrics if m.metric == metric)
-    for index, comparison in enumerate(result.comparisons):
-        color = ARM_COLORS[index % len(ARM_COLORS)]
-        daily = comparison.readout.daily
-        if daily is None:
-            continue
+    for comparison, daily, color, days in _daily_series(readout, metric):
         x, y, plus, minus = [], [], [], []
         for day in daily.days:
             estimate, low, high = _bounds(day.relative)
             x.append(days[day.day])
             y.append(estimate)
-            plus.append(None if high is None or estimate is None else high - estimate)
-            minus.append(None if low is None or estimate is None else estimate - low)
+            up, down = _error_arms(estimate, low, high)
+            plus.append(up)
+            minus.append(down)
         fig.add_trace(
             go.Scatter(
                 x=x,

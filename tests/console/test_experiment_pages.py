@@ -13,7 +13,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from console import charts
 from experiments_app.models import ArmDayStats, Experiment, ExperimentPhase, LiveReply
+from experiments_app.readouts import experiment_readout
 from experiments_app.traffic_simulation import simulate_traffic
 from harness_app import services as harness_services
 from tests.experiments_app.conftest import endpoint, make_experiment  # noqa: F401 (fixtures)
@@ -342,3 +344,27 @@ def test_stop_with_confirmation(
     assert operator_client.post(url).status_code == 302
     experiment.refresh_from_db()
     assert experiment.status == "stopped"
+
+
+def test_readout_charts_plot_the_readout_numbers(live_experiment: Experiment) -> None:
+    # given the readout of an experiment with simulated traffic
+    readout = experiment_readout(experiment=live_experiment)
+    gmv = next(m for m in readout.metrics if m.metric == "gmv").comparisons[0].readout
+    assert gmv.daily is not None
+    # when the daily-effect and cumulative charts are built
+    daily = charts.daily_effects(readout, "gmv")["data"][0]
+    cumulative = charts.cumulative_lift(readout, "gmv")["data"][-1]
+    # then every point and error bar is the readout's relative effect, in percent
+    for i, day in enumerate(gmv.daily.days):
+        effect = day.relative
+        assert daily["y"][i] == pytest.approx(100 * effect.estimate)
+        assert daily["error_y"]["array"][i] == pytest.approx(
+            100 * (effect.ci_high - effect.estimate)
+        )
+        assert daily["error_y"]["arrayminus"][i] == pytest.approx(
+            100 * (effect.estimate - effect.ci_low)
+        )
+    assert cumulative["y"] == pytest.approx(
+        [100 * p.relative.estimate for p in gmv.daily.cumulative]
+    )
+    assert len(cumulative["x"]) == len(gmv.daily.cumulative)
