@@ -80,6 +80,30 @@ T_ASSIGNMENT = Assignment._meta.db_table
 T_MEMBER = ExperimentMember._meta.db_table
 T_UNITDAY = UnitDay._meta.db_table
 
+# Scratch tables, one per step's output (see _scratch); every run drops them at its end.
+NEW_UV_DAYS = "rollup_new_uv_days"  # the run's new events summed per (room, day, UV)
+TOUCHED_UV_DAYS = "rollup_touched_uv_days"  # an experiment's changed UV-days
+MEMBER_SOURCE = "rollup_member_source"  # first exposure day per (unit, UV) of the run's exposures
+KNOWN_MEMBERS = "rollup_known_members"  # the touched UVs' members
+NEW_MEMBERS = "rollup_new_members"  # new (unit, UV) pairs with their covariates
+PRE_PERIOD = "rollup_pre_period"  # SQLite only: an indexed copy of the pre-period UV-days
+ACTIVITY = "rollup_activity"  # one row per (member UV, day) of the affected unit-days
+AFFECTED = "rollup_affected_unit_days"  # (unit, day) pairs rewritten (room units)
+OLD_UNIT_DAYS = "rollup_old_unit_days"  # the replaced unit-day rows, for the cumulative update
+CHANGED = "rollup_changed_units"  # units whose running totals moved
+SCRATCH_TABLES = (
+    NEW_UV_DAYS,
+    TOUCHED_UV_DAYS,
+    MEMBER_SOURCE,
+    KNOWN_MEMBERS,
+    NEW_MEMBERS,
+    PRE_PERIOD,
+    ACTIVITY,
+    AFFECTED,
+    OLD_UNIT_DAYS,
+    CHANGED,
+)
+
 
 @dataclass
 class RollupReport:
@@ -132,9 +156,6 @@ def _committed_high_watermark() -> int:
             _execute("SELECT pg_advisory_xact_lock(%s)", [EVENTS_LOCK_KEY])
         rows = _fetch(f"SELECT MAX(id) FROM {T_EVENT}")
     return int(rows[0][0] or 0)
-
-
-NEW_UV_DAYS = "rollup_new_uv_days"
 
 
 def _roll_up_events(state: RollupState, report: RollupReport) -> set[tuple[int, date]]:
@@ -379,24 +400,6 @@ def _refresh_incremental(
     return days
 
 
-TOUCHED_UV_DAYS = "rollup_touched_uv_days"
-ACTIVITY = "rollup_activity"
-AFFECTED = "rollup_affected_unit_days"
-OLD_UNIT_DAYS = "rollup_old_unit_days"
-SCRATCH_TABLES = (
-    "rollup_new_uv_days",
-    TOUCHED_UV_DAYS,
-    ACTIVITY,
-    AFFECTED,
-    OLD_UNIT_DAYS,
-    "rollup_member_source",
-    "rollup_known_members",
-    "rollup_new_members",
-    "rollup_pre_period",
-    "rollup_changed_units",
-)
-
-
 def _stage_touched_uv_days(
     experiment: Experiment, room_ids: list[int], window: Window, since: datetime
 ) -> list[date]:
@@ -607,11 +610,6 @@ def _expose_room_audiences(
 
 
 # --- 4. members ------------------------------------------------------------------------------
-
-MEMBER_SOURCE = "rollup_member_source"
-KNOWN_MEMBERS = "rollup_known_members"
-NEW_MEMBERS = "rollup_new_members"
-PRE_PERIOD = "rollup_pre_period"
 
 
 def _stage_member_source(experiment: Experiment, condition: str, params: Sequence[Any]) -> None:
@@ -868,7 +866,6 @@ def _cutoffs(experiment_id: int, days: list[date]) -> list[date]:
 
 Sums = dict[tuple[int, int], list[list[float]]]  # (arm, phase) -> per cutoff: _WIDTH values
 _WIDTH = 3 + 2 * len(_STAT_FIELDS)  # n, sum_x, sum_x2, then the 7 moments per metric
-CHANGED = "rollup_changed_units"
 
 
 def _cumulative_sums(experiment_id: int, cutoffs: list[date]) -> Sums:
