@@ -3,6 +3,7 @@
 from django.urls import include, path
 
 urlpatterns = [
+    path("", include("console.api.urls")),
     path("", include("harness_app.api.urls")),
     path("", include("experiments_app.api.urls")),
     path("", include("training_app.api.urls")),

@@ -5,9 +5,12 @@ Every setting that varies between machines comes from the environment through th
 under var/), so ``make run`` works on a clean clone. README lists every variable.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
+from csp.constants import NONE, SELF, UNSAFE_INLINE
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -16,10 +19,81 @@ env = environ.Env()
 VAR_DIR = Path(env.str("HAT_VAR_DIR", default=str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
-SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="dev-only-insecure-key-change-me-in-production")
+# --- Deployment mode and security -------------------------------------------------------------
+# HAT_DEPLOYMENT=embedded (default: `make run`, `make test`, CI) serves plain http on 127.0.0.1
+# with a development secret key. HAT_DEPLOYMENT=production turns every secure default on
+# (HTTPS only, HSTS, secure cookies), refuses the development key and needs explicit hosts;
+# each DJANGO_* variable below still overrides its one setting. docs/OPERATIONS.md has the list.
+HAT_DEPLOYMENT = env.str("HAT_DEPLOYMENT", default="embedded")
+if HAT_DEPLOYMENT not in ("embedded", "production"):
+    raise ImproperlyConfigured(
+        f"HAT_DEPLOYMENT={HAT_DEPLOYMENT!r}: set it to 'embedded' (development, http) or "
+        "'production' (HTTPS behind a proxy)."
+    )
+_PRODUCTION = HAT_DEPLOYMENT == "production"
+
+DEV_SECRET_KEY = "dev-only-insecure-key-change-me-in-production"
+# Django's own deploy check (security.W009) asks for at least 50 characters, 5 distinct.
+SECRET_KEY_MIN_LENGTH = 50
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default=DEV_SECRET_KEY)
+if _PRODUCTION and (
+    SECRET_KEY == DEV_SECRET_KEY
+    or len(SECRET_KEY) < SECRET_KEY_MIN_LENGTH
+    or len(set(SECRET_KEY)) < 5
+    or SECRET_KEY.startswith("django-insecure-")
+):
+    raise ImproperlyConfigured(
+        "HAT_DEPLOYMENT=production needs DJANGO_SECRET_KEY set to a random value of at least "
+        f"{SECRET_KEY_MIN_LENGTH} characters (not the development key), e.g. the output of "
+        "`python -c 'from django.core.management.utils import get_random_secret_key as k; "
+        "print(k())'`."
+    )
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
-ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
+if _PRODUCTION:
+    # No guessed default: a production console answers only the names it is deployed under.
+    ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=[])
+    if not ALLOWED_HOSTS:
+        raise ImproperlyConfigured(
+            "HAT_DEPLOYMENT=production needs DJANGO_ALLOWED_HOSTS, e.g. console.example.com."
+        )
+else:
+    ALLOWED_HOSTS = env.list(
+        "DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"]
+    )
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+
+# HTTPS: on by default in production, off in embedded mode (`make run` serves http).
+SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=_PRODUCTION)
+SECURE_HSTS_SECONDS = env.int(
+    "DJANGO_SECURE_HSTS_SECONDS", default=31_536_000 if _PRODUCTION else 0
+)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool(
+    "DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", default=_PRODUCTION
+)
+SECURE_HSTS_PRELOAD = env.bool("DJANGO_SECURE_HSTS_PRELOAD", default=_PRODUCTION)
+# Behind a TLS-terminating proxy, e.g. "HTTP_X_FORWARDED_PROTO,https". Only set it when the
+# proxy always overwrites that header: a client could otherwise claim to be on HTTPS.
+_proxy_ssl_header = env.list("DJANGO_SECURE_PROXY_SSL_HEADER", default=[])
+if _proxy_ssl_header and len(_proxy_ssl_header) != 2:
+    raise ImproperlyConfigured(
+        "DJANGO_SECURE_PROXY_SSL_HEADER must be 'HEADER,value', e.g. HTTP_X_FORWARDED_PROTO,https."
+    )
+SECURE_PROXY_SSL_HEADER = (
+    (_proxy_ssl_header[0], _proxy_ssl_header[1]) if _proxy_ssl_header else None
+)
+SESSION_COOKIE_SECURE = env.bool("DJANGO_SESSION_COOKIE_SECURE", default=_PRODUCTION)
+CSRF_COOKIE_SECURE = env.bool("DJANGO_CSRF_COOKIE_SECURE", default=_PRODUCTION)
+SESSION_COOKIE_HTTPONLY = env.bool("DJANGO_SESSION_COOKIE_HTTPONLY", default=True)
+# No script reads the CSRF cookie: forms carry the token and Swagger UI gets it from its page.
+CSRF_COOKIE_HTTPONLY = env.bool("DJANGO_CSRF_COOKIE_HTTPONLY", default=True)
+SESSION_COOKIE_SAMESITE = env.str("DJANGO_SESSION_COOKIE_SAMESITE", default="Lax")
+CSRF_COOKIE_SAMESITE = env.str("DJANGO_CSRF_COOKIE_SAMESITE", default="Lax")
+SECURE_CONTENT_TYPE_NOSNIFF = env.bool("DJANGO_SECURE_CONTENT_TYPE_NOSNIFF", default=True)
+SECURE_REFERRER_POLICY = env.str("DJANGO_SECURE_REFERRER_POLICY", default="same-origin")
+SECURE_CROSS_ORIGIN_OPENER_POLICY = env.str(
+    "DJANGO_SECURE_CROSS_ORIGIN_OPENER_POLICY", default="same-origin"
+)
+X_FRAME_OPTIONS = env.str("DJANGO_X_FRAME_OPTIONS", default="DENY")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -29,7 +103,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
+    "axes",
+    "csp",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_celery_results",
@@ -41,6 +117,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "console.middleware.ApiPayloadLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -49,6 +126,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: turns a locked-out login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "console.urls"
@@ -105,6 +184,55 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "console:home"
 LOGOUT_REDIRECT_URL = "login"
 
+# Login throttling (django-axes): after HAT_LOGIN_FAILURE_LIMIT wrong passwords for one
+# (username, client address) that pair is refused, right password included, for
+# HAT_LOGIN_COOLOFF_MIN minutes; every failure while locked restarts the cool-off. Applies to
+# the console login form, the admin and POST /api/v1/auth/token/.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("HAT_LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.float("HAT_LOGIN_COOLOFF_MIN", default=15.0))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "console.login_lockout.lockout_response"
+
+# API tokens for console users (django-rest-knox): only a SHA-512 digest is stored; each token
+# expires after HAT_API_TOKEN_TTL_H hours and can be revoked (docs/API.md).
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(hours=env.float("HAT_API_TOKEN_TTL_H", default=720.0)),
+    "TOKEN_LIMIT_PER_USER": env.int("HAT_API_TOKEN_LIMIT_PER_USER", default=20),
+    # Tells a console token apart from a live-room key (hat_...) in logs and secret scanners.
+    "TOKEN_PREFIX": "hatu_",
+    "AUTH_HEADER_PREFIX": "Token",
+    "AUTO_REFRESH": False,
+}
+
+# Content-Security-Policy (django-csp). Every script is a file from 'self' (console JS, plotly.js
+# and Swagger UI from their packages via WhiteNoise): no inline script, no eval. Styles allow
+# 'unsafe-inline' because plotly.js injects a <style> element and sets style attributes on its
+# SVG, Swagger UI ships an inline <style>, and the console sizes progress bars and trace
+# timelines with style attributes; CSS cannot run script, and img/connect/font stay on 'self'.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, UNSAFE_INLINE],
+        # plotly's mode-bar icons and Swagger UI's icons are data: SVGs.
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
+_csp_report_uri = env.str("HAT_CSP_REPORT_URI", default="")
+if _csp_report_uri:
+    CONTENT_SECURITY_POLICY["DIRECTIVES"]["report-uri"] = _csp_report_uri
+
 # Request bodies over this size are refused with a 400 naming the limit (API and console).
 # The model endpoint a room uses when it names none (seeded by `seed_demo`).
 HAT_DEFAULT_ENDPOINT = env.str("HAT_DEFAULT_ENDPOINT", default="local-smollm2")
@@ -129,9 +257,12 @@ HAT_ROLLUP_INTERVAL_S = env.float("HAT_ROLLUP_INTERVAL_S", default=60.0)
 HAT_ROLLUP_PARALLEL_WORKERS = env.int("HAT_ROLLUP_PARALLEL_WORKERS", default=1)
 
 REST_FRAMEWORK = {
+    # Token first: an API client without valid credentials gets 401 with
+    # `WWW-Authenticate: Token` (DRF takes that header from the first class); the console's
+    # browser session comes second.
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "knox.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -160,6 +291,9 @@ SPECTACULAR_SETTINGS = {
         "AgentKindEnum": "experiments_app.models.experiments.ExperimentArm.Kind",
         "ExperimentMetricEnum": "experiments_app.models.experiments.Experiment.Metric",
         "ExperimentStatusEnum": "experiments_app.models.experiments.Experiment.Status",
+        # Without a name `manage.py check --deploy` warns (drf_spectacular.W001) and the
+        # schema calls it StatusDaeEnum.
+        "HarnessVersionStatusEnum": "harness_app.models.HarnessVersion.Status",
     },
 }
 

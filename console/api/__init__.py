@@ -1,0 +1,1 @@
+"""REST endpoints of the console itself (API token login and logout)."""
