@@ -5,6 +5,7 @@ Every setting that varies between machines comes from the environment through th
 under var/), so ``make run`` works on a clean clone. README lists every variable.
 """
 
+import ipaddress
 from datetime import timedelta
 from pathlib import Path
 
@@ -333,3 +334,18 @@ LOGGING = {
     # One line per model request at INFO would drown the worker's log.
     "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }
+
+# --- Webhook tools (issue 9 §3): which networks they may reach, and the key that encrypts
+# the rooms' webhook secrets. Kept in one block; see docs/RUNTIME.md and docs/OPERATIONS.md.
+# CIDRs a webhook may reach although they are internal (a production service network);
+# empty: public addresses only. A bad CIDR stops the start here, not on the first call.
+HAT_WEBHOOK_ALLOWED_NETWORKS = [
+    str(ipaddress.ip_network(_cidr.strip(), strict=False))
+    for _cidr in env.list("HAT_WEBHOOK_ALLOWED_NETWORKS", default=[])
+    if _cidr.strip()
+]
+# Fernet keys, comma-separated: the first encrypts, every one decrypts (rotation). Unset, embedded
+# mode (HAT_DEPLOYMENT=embedded) derives one from SECRET_KEY; in production storing or using a
+# webhook secret fails until it is set.
+HAT_SECRETS_KEY = env.list("HAT_SECRETS_KEY", default=[])
+HAT_SECRETS_DEV_KEY_ALLOWED = not _PRODUCTION

@@ -15,6 +15,7 @@ from harness_app.catalog_gateway import RoomCatalogGateway
 from harness_app.harness.model import Harness as HarnessContent
 from harness_app.harness.serialization import harness_from_dict
 from harness_app.models import HarnessVersion, Room
+from harness_app.webhook_secrets import address_policy, room_secret_resolver
 from inference.agents.harness_agent import HarnessAgent
 from inference.agents.openai_model import OpenAIChatModel
 from inference.agents.react_agent import ReActAgent
@@ -61,11 +62,6 @@ def endpoint_client(endpoint: ModelEndpoint) -> OpenAICompatibleClient:
         return client
 
 
-def resolve_secret(ref: str) -> str | None:
-    """Webhook secrets are environment variables named by the tool's ``secret_ref``."""
-    return os.environ.get(ref) or None
-
-
 @dataclass(frozen=True)
 class BuiltAgent:
     agent: HarnessAgent | ReActAgent
@@ -77,7 +73,8 @@ def build_agent(
 ) -> BuiltAgent:
     content = harness_content(version)
     gateway = RoomCatalogGateway(room)
-    runner = ToolRunner(content.tools, gateway, resolve_secret, http=None)
+    # A webhook's secret_ref names a secret of this room only; never an environment variable.
+    runner = ToolRunner(content.tools, gateway, room_secret_resolver(room), address_policy())
     model = OpenAIChatModel(endpoint_client(endpoint), endpoint.name)
     config = AgentConfig(
         max_tokens=endpoint.max_tokens,

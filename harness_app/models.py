@@ -1,4 +1,4 @@
-"""Rooms, their catalog and API keys, and the versioned Harness registry.
+"""Rooms, their catalog, API keys and webhook secrets, and the versioned Harness registry.
 
 A ``HarnessVersion`` is an immutable snapshot of h = (S, T, P, K): its content and hashes are
 written once by ``services.harness_version_create`` and never updated; only its status moves
@@ -171,6 +171,48 @@ class RoomApiKey(TimeStampedModel):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+class WebhookSecret(TimeStampedModel):
+    """A room's signing secret for webhook tools, named by a tool's ``secret_ref``.
+
+    Write-only: the value is stored encrypted (Fernet, key ``HAT_SECRETS_KEY``; see
+    ``harness_app.webhook_secrets``) and never shown again, only its name and dates. A
+    harness can only use the secrets of its own room.
+    """
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="webhook_secrets")
+    name = models.CharField(
+        max_length=64,
+        validators=[
+            RegexValidator(
+                r"^[A-Z][A-Z0-9_]{0,63}$", "uppercase letters, digits and '_', starting A-Z"
+            )
+        ],
+    )
+    value_encrypted = models.TextField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    rotated_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["room_id", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["room", "name"], name="webhook_secret_name_unique_per_room"
+            ),
+            models.CheckConstraint(
+                condition=Q(name__regex=r"^[A-Z][A-Z0-9_]{0,63}$"), name="webhook_secret_name_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} (room {self.room_id})"
+
+    def __repr__(self) -> str:  # never the ciphertext either
+        return f"<WebhookSecret {self.pk} {self.name} room={self.room_id}>"
 
 
 class Harness(TimeStampedModel):

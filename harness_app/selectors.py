@@ -1,4 +1,4 @@
-"""Reads for rooms, catalog, API keys and harness versions.
+"""Reads for rooms, catalog, API keys, webhook secrets and harness versions.
 
 Tenancy lives here: every room-scoped read goes through ``rooms_visible_to`` so a merchant
 only ever sees their own rooms, and anything else is a 404 (never a 403 that leaks existence).
@@ -16,9 +16,10 @@ from django.http import Http404
 from console.roles import is_merchant, is_operator
 from harness_app import live_key_cache
 from harness_app.harness.diff import Change, semantic_diff
+from harness_app.harness.errors import FieldError, join_path
 from harness_app.harness.model import Harness as HarnessContent
 from harness_app.harness.serialization import harness_from_dict
-from harness_app.models import Harness, HarnessVersion, Product, Room, RoomApiKey
+from harness_app.models import Harness, HarnessVersion, Product, Room, RoomApiKey, WebhookSecret
 
 API_KEY_PREFIX_LEN = 8
 
@@ -144,3 +145,46 @@ def api_key_lookup(raw_key: str) -> RoomApiKey | None:
         return None
     live_key_cache.put(digest, key)
     return key
+
+
+def webhook_secrets_of_room(room: Room) -> QuerySet[WebhookSecret]:
+    """Names and dates only: the encrypted value is never loaded for a listing."""
+    return (
+        WebhookSecret.objects.filter(room=room)
+        .select_related("created_by")
+        .defer("value_encrypted")
+        .order_by("name")
+    )
+
+
+def webhook_secret_get(*, room: Room, secret_id: int) -> WebhookSecret:
+    try:
+        return WebhookSecret.objects.select_related("created_by").get(room=room, pk=secret_id)
+    except (WebhookSecret.DoesNotExist, ValueError, TypeError):
+        raise Http404("No such webhook secret for this room.") from None
+
+
+def missing_webhook_secrets(*, room_id: int, content: HarnessContent) -> list[FieldError]:
+    """One error per webhook whose ``secret_ref`` names no secret of the room: such a
+    version may be saved as a draft (a warning), but not published."""
+    refs = [
+        (index, tool.executor.secret_ref)
+        for index, tool in enumerate(content.tools)
+        if tool.executor.kind == "webhook" and tool.executor.secret_ref
+    ]
+    if not refs:
+        return []
+    existing = set(
+        WebhookSecret.objects.filter(
+            room_id=room_id, name__in={ref for _, ref in refs}
+        ).values_list("name", flat=True)
+    )
+    return [
+        FieldError(
+            join_path("tools", index, "executor", "secret_ref"),
+            f"webhook secret {ref!r} does not exist in this room; add it under the room's "
+            f"Webhook secrets before publishing",
+        )
+        for index, ref in refs
+        if ref not in existing
+    ]

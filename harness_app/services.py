@@ -1,4 +1,4 @@
-"""Writes for rooms, catalog, API keys and the harness registry.
+"""Writes for rooms, catalog, API keys, webhook secrets and the harness registry.
 
 Callers pass objects they already loaded through ``selectors`` (which enforce tenancy) and a
 ``permissions`` check; these functions enforce the invariants: validation before any write,
@@ -11,16 +11,27 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from harness_app import webhook_secrets
 from harness_app.catalog_import import PRODUCT_VALUE_FIELDS, ImportFormat, parse_catalog
 from harness_app.harness.archive import import_harness_zip
+from harness_app.harness.errors import FieldError
 from harness_app.harness.model import Harness as HarnessContent
-from harness_app.harness.serialization import component_hashes, harness_to_dict
+from harness_app.harness.serialization import component_hashes, harness_from_dict, harness_to_dict
 from harness_app.harness.validation import ensure_valid
-from harness_app.models import Harness, HarnessVersion, Product, ReactBaseline, Room, RoomApiKey
-from harness_app.selectors import API_KEY_PREFIX_LEN, api_key_hash
+from harness_app.models import (
+    Harness,
+    HarnessVersion,
+    Product,
+    ReactBaseline,
+    Room,
+    RoomApiKey,
+    WebhookSecret,
+)
+from harness_app.selectors import API_KEY_PREFIX_LEN, api_key_hash, missing_webhook_secrets
 
 DEFAULT_REACT_PROMPT = (
     "You are the host of a live-commerce stream. Answer the viewer's comment helpfully and "
@@ -44,6 +55,24 @@ class StaleBaseVersion(Exception):
 
 class VersionStateError(Exception):
     """A publish or rollback that the version's state does not allow."""
+
+
+class PublishBlocked(VersionStateError):
+    """The version's content cannot run in its room yet (a webhook names a secret the room
+    does not have); ``errors`` name the fields."""
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        self.errors = errors
+        super().__init__("; ".join(f"{e.path}: {e.message}" for e in errors))
+
+
+class WebhookSecretError(Exception):
+    """A webhook secret write that was refused; ``field`` names the input at fault."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        self.message = message
+        super().__init__(f"{field}: {message}")
 
 
 # --- rooms and catalog -------------------------------------------------------------------
@@ -155,6 +184,62 @@ def api_key_touch(*, key: RoomApiKey) -> None:
         key.last_used_at = now  # the instance may be a cached one: don't touch again soon
 
 
+# --- webhook secrets ---------------------------------------------------------------------
+
+WEBHOOK_SECRET_MIN_CHARS = 16
+WEBHOOK_SECRET_MAX_CHARS = 4096
+
+
+def _check_secret_value(value: str) -> None:
+    if not WEBHOOK_SECRET_MIN_CHARS <= len(value) <= WEBHOOK_SECRET_MAX_CHARS:
+        raise WebhookSecretError(
+            "value",
+            f"must be {WEBHOOK_SECRET_MIN_CHARS} to {WEBHOOK_SECRET_MAX_CHARS} characters "
+            f"(got {len(value)}); use a long random string",
+        )
+
+
+@transaction.atomic
+def webhook_secret_create(*, room: Room, name: str, value: str, created_by: Any) -> WebhookSecret:
+    """Store a new secret of ``room``, encrypted; the value is never readable again."""
+    _check_secret_value(value)
+    secret = WebhookSecret(
+        room=room, name=name, value_encrypted=webhook_secrets.encrypt(value), created_by=created_by
+    )
+    try:
+        secret.full_clean(
+            exclude=["room", "created_by"], validate_unique=False, validate_constraints=False
+        )
+    except DjangoValidationError as exc:
+        field, messages = next(iter(exc.message_dict.items()))
+        raise WebhookSecretError(field, messages[0]) from None
+    try:
+        with transaction.atomic():
+            secret.save()
+    except IntegrityError:
+        raise WebhookSecretError(
+            "name", f"this room already has a webhook secret named {name!r}; rotate it instead"
+        ) from None
+    return secret
+
+
+@transaction.atomic
+def webhook_secret_rotate(*, secret: WebhookSecret, value: str) -> WebhookSecret:
+    """Replace the value; webhooks sign with the new one from their next call."""
+    _check_secret_value(value)
+    secret.value_encrypted = webhook_secrets.encrypt(value)
+    secret.rotated_at = timezone.now()
+    secret.save(update_fields=["value_encrypted", "rotated_at", "updated_at"])
+    return secret
+
+
+@transaction.atomic
+def webhook_secret_delete(*, secret: WebhookSecret) -> None:
+    """Delete at once (how a leaked secret is revoked); webhooks naming it then fail with an
+    error observation until a secret of that name exists again."""
+    secret.delete()
+
+
 # --- harness registry --------------------------------------------------------------------
 
 
@@ -172,7 +257,7 @@ def harness_version_create(
     Raises HarnessValidationError (nothing saved) or StaleBaseVersion when another writer
     saved a newer version since the caller loaded ``base_version``.
     """
-    ensure_valid(content)
+    ensure_valid(content, address_policy=webhook_secrets.address_policy())
     locked = Harness.objects.select_for_update().get(pk=harness.pk)
     latest = (
         HarnessVersion.objects.filter(harness=locked)
@@ -222,6 +307,11 @@ def harness_version_publish(*, version: HarnessVersion) -> HarnessVersion:
     version = HarnessVersion.objects.select_for_update().get(pk=version.pk)
     if version.status == HarnessVersion.Status.PUBLISHED:
         raise VersionStateError(f"version {version.number} is already published")
+    missing = missing_webhook_secrets(
+        room_id=harness.room_id, content=harness_from_dict(version.content)
+    )
+    if missing:
+        raise PublishBlocked(missing)
     HarnessVersion.objects.filter(harness=harness, status=HarnessVersion.Status.PUBLISHED).update(
         status=HarnessVersion.Status.ARCHIVED, updated_at=timezone.now()
     )

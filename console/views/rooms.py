@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from console.forms.api_keys import ApiKeyCreateForm
 from console.forms.products import CatalogImportForm
 from console.forms.rooms import RoomCreateForm, RoomSettingsForm
+from console.forms.webhook_secrets import WebhookSecretCreateForm
 from console.roles import is_operator
 from console.views.access import console_user_required
 from console.views.pagination import paginate
@@ -89,6 +90,10 @@ def room_settings(request: HttpRequest, room_id: int) -> HttpResponse:
             messages.success(request, "Live-reply settings saved.")
             return redirect("console:room-detail", room_id=room.pk)
     status = 400 if form.errors else 200
-    return render(
-        request, "harness_app/room_settings.html", {"room": room, "form": form}, status=status
-    )
+    context = {
+        "room": room,
+        "form": form,
+        "webhook_secrets": selectors.webhook_secrets_of_room(room),
+        "webhook_secret_form": WebhookSecretCreateForm(),
+    }
+    return render(request, "harness_app/room_settings.html", context, status=status)

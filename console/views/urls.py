@@ -17,6 +17,7 @@ from console.views import (
     rooms,
     vendor,
     versions,
+    webhook_secrets,
 )
 
 app_name = "console"
@@ -46,6 +47,21 @@ urlpatterns = [
         name="api-key-revoke",
     ),
     # live replies: traces and latency reports
+    path(
+        "rooms/<int:room_id>/webhook-secrets/new/",
+        webhook_secrets.webhook_secret_create,
+        name="webhook-secret-create",
+    ),
+    path(
+        "rooms/<int:room_id>/webhook-secrets/<int:secret_id>/rotate/",
+        webhook_secrets.webhook_secret_rotate,
+        name="webhook-secret-rotate",
+    ),
+    path(
+        "rooms/<int:room_id>/webhook-secrets/<int:secret_id>/delete/",
+        webhook_secrets.webhook_secret_delete,
+        name="webhook-secret-delete",
+    ),
     path("rooms/<int:room_id>/replies/", replies.reply_list, name="reply-list"),
     path("rooms/<int:room_id>/replies/<int:reply_id>/", replies.reply_detail, name="reply-detail"),
     path("rooms/<int:room_id>/latency/", latency.latency_list, name="latency-list"),

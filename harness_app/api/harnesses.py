@@ -128,6 +128,8 @@ class HarnessVersionPublishApi(GenericAPIView):  # type: ignore[type-arg]
         version = selectors.harness_version_get(harness=harness, number=number)
         try:
             version = services.harness_version_publish(version=version)
+        except services.PublishBlocked as exc:
+            raise harness_invalid(HarnessValidationError(exc.errors)) from None
         except services.VersionStateError as exc:
             raise StateConflict(exc) from None
         return Response(HarnessVersionSummaryOutput(version).data)
@@ -149,6 +151,8 @@ class HarnessRollbackApi(GenericAPIView):  # type: ignore[type-arg]
             version = services.harness_rollback(
                 harness=harness, to_number=data.validated_data["to_version"]
             )
+        except services.PublishBlocked as exc:
+            raise harness_invalid(HarnessValidationError(exc.errors)) from None
         except services.VersionStateError as exc:
             raise StateConflict(exc) from None
         return Response(HarnessVersionSummaryOutput(version).data)

@@ -7,7 +7,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
-from harness_app.models import HarnessVersion, Product, Room, RoomApiKey
+from harness_app.models import HarnessVersion, Product, Room, RoomApiKey, WebhookSecret
+from harness_app.services import WEBHOOK_SECRET_MAX_CHARS, WEBHOOK_SECRET_MIN_CHARS
 
 # --- rooms -------------------------------------------------------------------------------
 
@@ -140,6 +141,38 @@ class ApiKeyCreateInput(serializers.Serializer[Any]):
     scopes = serializers.MultipleChoiceField(choices=RoomApiKey.Scope.choices, allow_empty=False)
 
 
+# --- webhook secrets ---------------------------------------------------------------------
+
+
+class WebhookSecretOutput(serializers.ModelSerializer[WebhookSecret]):
+    """Never the value: it is write-only."""
+
+    created_by = serializers.CharField(source="created_by.username", default=None)
+
+    class Meta:
+        model = WebhookSecret
+        fields = ["id", "name", "created_by", "created_at", "rotated_at", "last_used_at"]
+
+
+class WebhookSecretValueInput(serializers.Serializer[Any]):
+    value = serializers.CharField(
+        min_length=WEBHOOK_SECRET_MIN_CHARS,
+        max_length=WEBHOOK_SECRET_MAX_CHARS,
+        trim_whitespace=False,
+        write_only=True,
+        help_text="The signing secret. Stored encrypted and never returned.",
+    )
+
+
+class WebhookSecretCreateInput(WebhookSecretValueInput):
+    name = serializers.RegexField(
+        r"^[A-Z][A-Z0-9_]{0,63}$",
+        max_length=64,
+        help_text="What a webhook tool's secret_ref names, e.g. SHOP_WEBHOOK_SECRET.",
+        error_messages={"invalid": "use uppercase letters, digits and '_', starting with A-Z"},
+    )
+
+
 # --- harnesses ---------------------------------------------------------------------------
 
 
@@ -180,10 +213,13 @@ class HarnessVersionOutput(HarnessVersionSummaryOutput):
     def get_warnings(self, obj: HarnessVersion) -> list[dict[str, str]]:
         from harness_app.harness.serialization import harness_from_dict
         from harness_app.harness.validation import harness_warnings
+        from harness_app.selectors import missing_webhook_secrets
 
+        content = harness_from_dict(obj.content)
+        # A draft may name a secret its room does not have yet; publishing it is refused.
+        missing = missing_webhook_secrets(room_id=obj.harness.room_id, content=content)
         return [
-            {"field": w.path, "message": w.message}
-            for w in harness_warnings(harness_from_dict(obj.content))
+            {"field": w.path, "message": w.message} for w in [*harness_warnings(content), *missing]
         ]
 
 

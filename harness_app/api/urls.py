@@ -1,6 +1,6 @@
 from django.urls import path
 
-from harness_app.api import api_keys, harnesses, live, products, rooms
+from harness_app.api import api_keys, harnesses, live, products, rooms, webhook_secrets
 
 urlpatterns = [
     path("rooms/", rooms.RoomListApi.as_view(), name="room-list"),
@@ -21,6 +21,21 @@ urlpatterns = [
         "rooms/<int:room_id>/api-keys/<int:key_id>/revoke/",
         api_keys.ApiKeyRevokeApi.as_view(),
         name="api-key-revoke",
+    ),
+    path(
+        "rooms/<int:room_id>/webhook-secrets/",
+        webhook_secrets.WebhookSecretListApi.as_view(),
+        name="webhook-secret-list",
+    ),
+    path(
+        "rooms/<int:room_id>/webhook-secrets/<int:secret_id>/",
+        webhook_secrets.WebhookSecretDetailApi.as_view(),
+        name="webhook-secret-detail",
+    ),
+    path(
+        "rooms/<int:room_id>/webhook-secrets/<int:secret_id>/rotate/",
+        webhook_secrets.WebhookSecretRotateApi.as_view(),
+        name="webhook-secret-rotate",
     ),
     path("harnesses/", harnesses.HarnessListApi.as_view(), name="harness-list"),
     path(

@@ -34,6 +34,7 @@ from harness_app.harness.model import (
 )
 from harness_app.harness.prompt import PROMPT_VARIABLES, TemplateError, template_variables
 from harness_app.harness.typed_reader import TypedReader
+from harness_app.harness.webhook_address import AddressPolicy
 
 SKILL_NAME_PATTERN = r"^[a-z0-9-]{1,64}$"
 SKILL_NAME_HELP = "lowercase letters, digits, hyphens; 1-64 characters"
@@ -60,8 +61,16 @@ _META_VALIDATOR = Draft202012Validator(
 )
 
 
-def validate_harness(harness: Harness) -> list[FieldError]:
-    """Every rule violation in ``harness`` (empty list: it may be saved)."""
+def validate_harness(
+    harness: Harness, *, address_policy: AddressPolicy | None = None
+) -> list[FieldError]:
+    """Every rule violation in ``harness`` (empty list: it may be saved).
+
+    ``address_policy``: which webhook hosts are acceptable (default: public ones only; the
+    console passes the deployer's allow-list). Names are not resolved here; the connect-time
+    check covers what DNS says.
+    """
+    policy = address_policy or AddressPolicy()
     errors: list[FieldError] = []
     tool_names = {t.name for t in harness.tools}
     errors += _unique_names("skills", "name", [s.name for s in harness.skills], "skill name")
@@ -69,7 +78,7 @@ def validate_harness(harness: Harness) -> list[FieldError]:
         errors += _skill_errors(skill, join_path("skills", index), tool_names)
     errors += _unique_names("tools", "name", [t.name for t in harness.tools], "tool name")
     for index, tool in enumerate(harness.tools):
-        errors += _tool_errors(tool, join_path("tools", index))
+        errors += _tool_errors(tool, join_path("tools", index), policy)
     sections = harness.prompt.sections
     errors += _unique_names("prompt.sections", "id", [s.id for s in sections], "section id")
     for index, section in enumerate(sections):
@@ -118,9 +127,9 @@ def harness_warnings(harness: Harness) -> list[FieldError]:
     return warnings
 
 
-def ensure_valid(harness: Harness) -> None:
+def ensure_valid(harness: Harness, *, address_policy: AddressPolicy | None = None) -> None:
     """Raise ``HarnessValidationError`` listing every problem, if there is any."""
-    errors = validate_harness(harness)
+    errors = validate_harness(harness, address_policy=address_policy)
     if errors:
         raise HarnessValidationError(errors)
 
@@ -187,13 +196,13 @@ def _skill_errors(skill: Skill, path: str, tool_names: set[str]) -> list[FieldEr
     return errors
 
 
-def _tool_errors(tool: Tool, path: str) -> list[FieldError]:
+def _tool_errors(tool: Tool, path: str, policy: AddressPolicy) -> list[FieldError]:
     errors = _pattern_error(
         join_path(path, "name"), "name", tool.name, TOOL_NAME_PATTERN, TOOL_NAME_HELP
     )
     errors += _non_empty(join_path(path, "description"), "description", tool.description)
     errors += input_schema_errors(tool.input_schema, join_path(path, "input_schema"))
-    errors += _executor_errors(tool.executor, join_path(path, "executor"))
+    errors += _executor_errors(tool.executor, join_path(path, "executor"), policy)
     return errors
 
 
@@ -235,7 +244,7 @@ def _schema_error_message(error: ValidationError) -> str:
     return error.message
 
 
-def _executor_errors(executor: ToolExecutor, path: str) -> list[FieldError]:
+def _executor_errors(executor: ToolExecutor, path: str, policy: AddressPolicy) -> list[FieldError]:
     if executor.kind not in EXECUTOR_KINDS:
         return [
             FieldError(
@@ -255,7 +264,10 @@ def _executor_errors(executor: ToolExecutor, path: str) -> list[FieldError]:
         return []
     errors: list[FieldError] = []
     url = executor.url
-    parts = urlsplit(url) if isinstance(url, str) else None
+    try:
+        parts = urlsplit(url) if isinstance(url, str) else None
+    except ValueError:  # e.g. an unclosed IPv6 bracket
+        parts = None
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         errors.append(
             FieldError(
@@ -263,6 +275,8 @@ def _executor_errors(executor: ToolExecutor, path: str) -> list[FieldError]:
                 f"webhook url {url!r} must be an absolute http:// or https:// URL with a host",
             )
         )
+    elif problem := policy.host_problem(parts.hostname or ""):
+        errors.append(FieldError(join_path(path, "url"), problem))
     timeout = executor.timeout_s
     if (
         isinstance(timeout, bool)
@@ -280,8 +294,8 @@ def _executor_errors(executor: ToolExecutor, path: str) -> list[FieldError]:
         errors.append(
             FieldError(
                 join_path(path, "secret_ref"),
-                "secret_ref is required for webhooks: the name of the environment variable "
-                "holding the signing secret (e.g. SHOP_WEBHOOK_SECRET), never the secret itself",
+                "secret_ref is required for webhooks: the name of one of the room's webhook "
+                "secrets (e.g. SHOP_WEBHOOK_SECRET), never the secret itself",
             )
         )
     else:
@@ -290,7 +304,7 @@ def _executor_errors(executor: ToolExecutor, path: str) -> list[FieldError]:
             "secret_ref",
             executor.secret_ref,
             SECRET_REF_PATTERN,
-            "an environment variable name: uppercase letters, digits, '_'; never the secret itself",
+            "a webhook secret's name: uppercase letters, digits, '_'; never the secret itself",
         )
     return errors
 

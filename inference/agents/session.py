@@ -129,7 +129,8 @@ class Session:
 
     def run_tool(self, name: str, arguments: Any) -> ToolOutcome:
         started = self.trace.now_ms()
-        outcome = self.tools.run(name, arguments)
+        # A webhook may not outlive the reply: it gets what is left of the deadline.
+        outcome = self.tools.run(name, arguments, budget_s=self.remaining_s())
         self.trace.add(
             "tool_call",
             name,

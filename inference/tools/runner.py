@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import httpx
 from jsonschema import Draft202012Validator
 
 from harness_app.harness.model import Tool
+from harness_app.harness.webhook_address import AddressPolicy
 from inference.tools.catalog import CatalogGateway, call_catalog
 from inference.tools.webhook import SecretResolver, call_webhook
 
@@ -47,14 +47,15 @@ class ToolRunner:
         tools: tuple[Tool, ...],
         catalog: CatalogGateway,
         resolve_secret: SecretResolver,
-        http: httpx.Client | None = None,
+        address_policy: AddressPolicy | None = None,
     ) -> None:
         self._tools = {t.name: t for t in tools}
         self._catalog = catalog
         self._resolve_secret = resolve_secret
-        self._http = http
+        self._address_policy = address_policy or AddressPolicy()
 
-    def run(self, name: str, arguments: Any) -> ToolOutcome:
+    def run(self, name: str, arguments: Any, *, budget_s: float | None = None) -> ToolOutcome:
+        """``budget_s``: what is left of the reply's deadline; a webhook gives up by then."""
         tool = self._tools.get(name)
         if tool is None:
             known = ", ".join(sorted(self._tools)) or "none"
@@ -76,7 +77,8 @@ class ToolRunner:
                 timeout_s=tool.executor.timeout_s,
                 secret_ref=tool.executor.secret_ref,
                 resolve_secret=self._resolve_secret,
-                client=self._http,
+                policy=self._address_policy,
+                budget_s=budget_s,
             )
         if "error" in result:
             return ToolOutcome(False, result, "tool_error")

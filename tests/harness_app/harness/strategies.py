@@ -109,7 +109,9 @@ executors = st.one_of(
     st.builds(
         ToolExecutor,
         kind=st.just("webhook"),
-        url=st.sampled_from(["https://hooks.example.com/stock", "http://10.0.0.5:8080/x?y=1"]),
+        url=st.sampled_from(
+            ["https://hooks.example.com/stock", "http://hooks.example.net:8080/x?y=1"]
+        ),
         timeout_s=st.floats(min_value=0.001, max_value=30.0),
         secret_ref=st.from_regex(r"[A-Z][A-Z0-9_]{0,20}", fullmatch=True),
     ),

@@ -17,6 +17,7 @@ from harness_app.harness.model import (
     ToolExecutor,
 )
 from harness_app.harness.validation import ensure_valid, harness_warnings, validate_harness
+from harness_app.harness.webhook_address import AddressPolicy, parse_networks
 from tests.harness_app.harness.strategies import harnesses
 
 CATALOG = ToolExecutor(kind="catalog", operation="get_product")
@@ -234,7 +235,7 @@ def test_valid_webhook_executor() -> None:
         (
             {"secret_ref": "sk-live-1234"},
             "executor.secret_ref",
-            "must match ^[A-Z][A-Z0-9_]{0,63}$ (an environment variable name",
+            "must match ^[A-Z][A-Z0-9_]{0,63}$ (a webhook secret's name",
         ),
     ],
 )
@@ -245,6 +246,47 @@ def test_webhook_executor_rules(changes: dict[str, Any], path: str, fragment: st
 
     assert error.path == f"tools[0].{path}"
     assert fragment in error.message
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("http://127.0.0.1:5432/", "127.0.0.1, loopback"),
+        ("http://localhost/x", "127.0.0.1, loopback"),
+        ("http://api.localhost/x", "127.0.0.1, loopback"),
+        ("http://10.0.0.5:8080/x", "10.0.0.5, private"),
+        ("http://192.168.1.20/x", "192.168.1.20, private"),
+        ("http://100.64.3.4/x", "100.64.3.4, shared (CGNAT)"),
+        ("http://169.254.169.254/latest/meta-data/", "169.254.169.254, link-local"),
+        ("http://metadata.google.internal/computeMetadata/v1/", "169.254.169.254, link-local"),
+        ("http://[::1]:8000/x", "::1, loopback"),
+        ("http://[fd00::7]/x", "fd00::7, private"),
+        ("http://[fe80::1]/x", "fe80::1, link-local"),
+        ("http://[::ffff:127.0.0.1]/x", "which is 127.0.0.1, loopback"),
+        ("http://0.0.0.0:80/x", "0.0.0.0, unspecified"),
+        ("http://[::]/x", ":: , unspecified".replace(" ,", ",")),
+        ("http://224.0.0.1/x", "224.0.0.1, multicast"),
+        ("http://2130706433/x", "127.0.0.1, loopback"),
+        ("http://0x7f.1/x", "127.0.0.1, loopback"),
+    ],
+)
+def test_webhook_urls_on_internal_addresses_are_refused(url: str, shown: str) -> None:
+    # given the default policy: public addresses only
+    error = only_error(Harness(tools=(tool(executor=dataclasses.replace(WEBHOOK, url=url)),)))
+    # then the URL field is named, with the address and why
+    assert error.path == "tools[0].executor.url"
+    assert shown in error.message and "internal address" in error.message
+
+
+def test_an_allow_listed_network_may_be_saved() -> None:
+    local = dataclasses.replace(WEBHOOK, url="http://127.0.0.1:8080/hook")
+    policy = AddressPolicy(parse_networks(["127.0.0.1/32", "10.20.0.0/16"]))
+    assert validate_harness(Harness(tools=(tool(executor=local),)), address_policy=policy) == []
+    prod = dataclasses.replace(WEBHOOK, url="https://10.20.3.4/hook")
+    assert validate_harness(Harness(tools=(tool(executor=prod),)), address_policy=policy) == []
+    other = dataclasses.replace(WEBHOOK, url="https://10.21.0.1/hook")
+    errors = validate_harness(Harness(tools=(tool(executor=other),)), address_policy=policy)
+    assert [e.path for e in errors] == ["tools[0].executor.url"]
 
 
 def test_webhook_timeout_of_exactly_30_seconds_is_allowed() -> None:
