@@ -1,15 +1,18 @@
 """One error shape for every API response: ``{"detail", "errors": [{"field", "message"}]}``.
 
 DRF's nested ``{"field": ["msg"]}`` dicts are flattened to dotted field paths so a client
-can point at the offending field; the original DRF body is kept for familiarity.
+can point at the offending field; the original DRF body is kept for familiarity. Django's own
+``ValidationError`` (``full_clean()`` in a service) is a 400 in the same shape, not a 500.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import NON_FIELD_ERRORS
+from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import status
-from rest_framework.exceptions import APIException
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -36,7 +39,26 @@ def flatten_errors(data: Any, prefix: str = "") -> list[dict[str, str]]:
     return [{"field": prefix, "message": str(data)}]
 
 
+def model_validation_errors(exc: DjangoValidationError) -> dict[str, list[str]]:
+    """A model's ``full_clean()`` errors by field. A multi-field unique constraint's error is
+    a non-field error in Django; it is put on the constraint's last field, since the first
+    ones scope it (``(owner, name)``: the name is taken, ``(room, sku)``: the sku)."""
+    if not hasattr(exc, "error_dict"):
+        return {"non_field_errors": exc.messages}
+    out: dict[str, list[str]] = {}
+    for field, errors in exc.error_dict.items():
+        for error in errors:
+            name = field
+            unique_check = (error.params or {}).get("unique_check")
+            if field == NON_FIELD_ERRORS:
+                name = str(unique_check[-1]) if unique_check else "non_field_errors"
+            out.setdefault(name, []).extend(error.messages)
+    return out
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, DjangoValidationError):
+        exc = ValidationError(model_validation_errors(exc))
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

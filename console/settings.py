@@ -271,8 +271,15 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     # OPTIONS metadata would introspect serializers against objects the caller may not see.
     "DEFAULT_METADATA_CLASS": None,
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # limit 1..500, offset 0..1,000,000; anything else is a 400 naming the parameter.
+    "DEFAULT_PAGINATION_CLASS": "console.api_pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 50,
+    # DRF's parsers plus a JSON nesting limit (64) and no U+0000 in any field.
+    "DEFAULT_PARSER_CLASSES": [
+        "console.api_parsers.BoundedJSONParser",
+        "console.api_parsers.NulFreeFormParser",
+        "console.api_parsers.NulFreeMultiPartParser",
+    ],
     "EXCEPTION_HANDLER": "console.api_errors.exception_handler",
 }
 

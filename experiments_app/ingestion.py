@@ -41,6 +41,9 @@ CENT = Decimal("0.01")
 FUTURE_TOLERANCE = timedelta(minutes=10)
 MAX_AGE = timedelta(days=400)
 CURRENCY_PATTERN = re.compile(r"[A-Z]{3}")
+# An amount sent as a string is a plain decimal: no exponent ("1e2"), no NaN/Infinity, no
+# "_" separators; the length bound keeps Decimal() cheap. (A JSON number is already a number.)
+PLAIN_DECIMAL = re.compile(r"-?[0-9]{1,16}(\.[0-9]{1,16})?")
 
 
 class BatchError(Exception):
@@ -146,9 +149,9 @@ class _Validator:
                 f"this API key sends events for room {self.room_id}; got room {room!r}",
             )
         kind = item.get("type")
-        if kind not in EVENT_TYPES:
+        if not isinstance(kind, str) or kind not in EVENT_TYPES:  # a dict is not hashable
             return ItemError(
-                0, "type", f"must be one of {', '.join(sorted(EVENT_TYPES))}; got {kind!r}"
+                0, "type", f"must be one of {', '.join(sorted(EVENT_TYPES))}; got {kind!r:.80}"
             )
         amount = self._amount(item, kind)
         if isinstance(amount, ItemError):
@@ -181,6 +184,13 @@ class _Validator:
             return ItemError(0, "amount", f"a number is required for {kind}; got {raw!r}")
         if isinstance(raw, float) and not math.isfinite(raw):
             return ItemError(0, "amount", f"must be a finite number; got {raw!r}")
+        if isinstance(raw, str) and not PLAIN_DECIMAL.fullmatch(raw.strip()):
+            return ItemError(
+                0,
+                "amount",
+                f"not a number: {raw[:40]!r} (a string amount is a plain decimal like "
+                "'19.99': no exponent, no NaN/Infinity)",
+            )
         try:
             amount = Decimal(str(raw).strip()) if not isinstance(raw, int) else Decimal(raw)
         except InvalidOperation:

@@ -18,6 +18,14 @@ from typing import Any, Literal
 from django.utils.dateparse import parse_datetime
 from django.utils.timezone import is_naive, make_aware
 
+from harness_app.harness.json_limits import (
+    NUL_MESSAGE,
+    JsonLimitError,
+    json_loads_bounded,
+    json_value_problem,
+)
+from harness_app.product_attributes import attributes_problem
+
 SKU_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 MAX_ROWS = 10_000
 # What an import or an edit sets on a product, besides the sku that names it.
@@ -113,12 +121,20 @@ def _read_csv(text: str) -> list[dict[str, Any]]:
         raise CatalogImportError(
             [RowError(0, "header", f"{'; '.join(parts)}; allowed: {', '.join(CSV_COLUMNS)}")]
         )
-    return [dict(r) for r in reader]
+    try:
+        return [dict(r) for r in reader]
+    except csv.Error as exc:  # e.g. a cell over the csv module's 128 KB field limit
+        raise CatalogImportError(
+            [RowError(0, "file", f"not valid CSV after line {reader.line_num}: {exc}")]
+        ) from None
 
 
 def _read_json(text: str) -> list[dict[str, Any]]:
     try:
-        data = json.loads(text)
+        # U+0000 is reported per row and field by _parse_record.
+        data = json_loads_bounded(text, refuse_nul=False)
+    except JsonLimitError as exc:
+        raise CatalogImportError([_row_error_at(exc)]) from None
     except json.JSONDecodeError as exc:
         raise CatalogImportError(
             [
@@ -140,11 +156,29 @@ def _read_json(text: str) -> list[dict[str, Any]]:
     return data
 
 
+_ROW_PATH = re.compile(r"^(?:products)?\[(\d+)\]\.?([^.\[]*)")
+
+
+def _row_error_at(exc: JsonLimitError) -> RowError:
+    """A limit broken inside the JSON file, as the error of the row (and field) it is in."""
+    match = _ROW_PATH.match(exc.path)
+    if match is None:
+        return RowError(0, "file", str(exc))
+    return RowError(int(match.group(1)) + 1, match.group(2) or "file", exc.message)
+
+
 def _parse_record(index: int, record: dict[str, Any]) -> tuple[ProductRow | None, list[RowError]]:
     errors: list[RowError] = []
 
     def err(field_name: str, message: str) -> None:
         errors.append(RowError(index, field_name, message))
+
+    # PostgreSQL text cannot hold U+0000: refuse it in any cell or key, naming the column.
+    for key, value in record.items():
+        if json_value_problem({key: value}) is not None:
+            err(str(key).replace("\x00", "\\u0000"), NUL_MESSAGE)
+    if errors:
+        return None, errors
 
     unknown = sorted(set(record) - set(CSV_COLUMNS))
     if unknown:
@@ -171,6 +205,9 @@ def _parse_record(index: int, record: dict[str, Any]) -> tuple[ProductRow | None
         except ValueError:
             err("stock", f"must be a whole number >= 0, got {stock_raw!r}")
     attributes = _json_field(record.get("attributes"), dict, "attributes", err) or {}
+    problem = attributes_problem(attributes)
+    if problem is not None:
+        err("attributes", problem)
     images = _image_urls(record.get("image_urls"), err)
     starts = _datetime(record.get("sale_starts_at"), "sale_starts_at", err)
     ends = _datetime(record.get("sale_ends_at"), "sale_ends_at", err)
@@ -201,7 +238,10 @@ def _json_field(value: Any, kind: type, name: str, err: Any) -> Any:
         return None
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = json_loads_bounded(value)
+        except JsonLimitError as exc:
+            err(name, exc.message)
+            return None
         except json.JSONDecodeError:
             err(name, f"must be a JSON {kind.__name__}")
             return None

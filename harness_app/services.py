@@ -18,7 +18,8 @@ from django.utils import timezone
 from harness_app import webhook_secrets
 from harness_app.catalog_import import PRODUCT_VALUE_FIELDS, ImportFormat, parse_catalog
 from harness_app.harness.archive import import_harness_zip
-from harness_app.harness.errors import FieldError
+from harness_app.harness.errors import FieldError, HarnessValidationError
+from harness_app.harness.json_limits import json_value_problem
 from harness_app.harness.model import Harness as HarnessContent
 from harness_app.harness.serialization import component_hashes, harness_from_dict, harness_to_dict
 from harness_app.harness.validation import ensure_valid
@@ -257,6 +258,13 @@ def harness_version_create(
     Raises HarnessValidationError (nothing saved) or StaleBaseVersion when another writer
     saved a newer version since the caller loaded ``base_version``.
     """
+    document = harness_to_dict(content)
+    # Whatever it was written in (JSON, YAML, a zip, the editor): no U+0000 (PostgreSQL
+    # cannot store it) and no nesting past the API's JSON limit (checked first: the schema
+    # validator recurses).
+    problem = json_value_problem(document)
+    if problem is not None:
+        raise HarnessValidationError([FieldError(problem.path, problem.message)])
     ensure_valid(content, address_policy=webhook_secrets.address_policy())
     locked = Harness.objects.select_for_update().get(pk=harness.pk)
     latest = (
@@ -278,7 +286,7 @@ def harness_version_create(
                 author=author,
                 message=message[:500],
                 status=HarnessVersion.Status.DRAFT,
-                content=harness_to_dict(content),
+                content=document,
                 skills_hash=hashes["skills"],
                 tools_hash=hashes["tools"],
                 prompt_hash=hashes["prompt"],

@@ -7,6 +7,8 @@ from typing import Any
 
 from django import forms
 
+from harness_app.harness.json_limits import JsonLimitError, json_loads_bounded
+
 
 def normalize_newlines(text: str) -> str:
     """Browsers submit textarea content with CRLF line ends; harness text is stored with LF,
@@ -28,11 +30,13 @@ class TextBlockField(forms.CharField):
 
 
 class JsonObjectField(forms.CharField):
-    """A JSON object typed into a textarea; errors name the line and column."""
+    """A JSON object typed into a textarea; errors name the line and column. Nesting past the
+    API's limit and U+0000 (which PostgreSQL cannot store) are field errors too."""
 
     default_error_messages = {
         "invalid_json": "not valid JSON: %(msg)s at line %(line)s, column %(col)s",
         "not_object": "must be a JSON object ({...}), got %(kind)s",
+        "json_limit": "%(where)s%(msg)s",
     }
 
     def __init__(self, *, rows: int = 6, **kwargs: Any) -> None:
@@ -52,7 +56,13 @@ class JsonObjectField(forms.CharField):
         if not text.strip():
             return None
         try:
-            parsed = json.loads(text)
+            parsed = json_loads_bounded(text)
+        except JsonLimitError as exc:
+            raise forms.ValidationError(
+                self.error_messages["json_limit"],
+                code="json_limit",
+                params={"where": f"at {exc.path}: " if exc.path else "", "msg": exc.message},
+            ) from None
         except json.JSONDecodeError as exc:
             raise forms.ValidationError(
                 self.error_messages["invalid_json"],

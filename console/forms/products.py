@@ -9,6 +9,7 @@ from django.core.validators import RegexValidator, URLValidator
 
 from console.forms.fields import JsonObjectField
 from harness_app.catalog_import import PRODUCT_VALUE_FIELDS
+from harness_app.product_attributes import validate_attributes
 
 SKU_VALIDATOR = RegexValidator(
     r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
@@ -39,6 +40,7 @@ class ProductForm(forms.Form):
     attributes = JsonObjectField(
         required=False,
         rows=5,
+        validators=[validate_attributes],
         help_text='Facts the host may quote, as a JSON object, e.g. {"material": "wool"}.',
     )
     image_urls = forms.CharField(

@@ -72,7 +72,7 @@ def _source_version(
     harness: Harness, latest: HarnessVersion | None, requested: str | None
 ) -> HarnessVersion | None:
     """The version whose content the edit starts from: ``?from=N`` or the latest."""
-    if requested and requested.isdigit():
+    if requested and requested.isascii() and requested.isdecimal() and len(requested) <= 10:
         return selectors.harness_version_get(harness=harness, number=int(requested))
     return latest
 

@@ -140,7 +140,8 @@ def experiment_detail(request: HttpRequest, experiment_id: int) -> HttpResponse:
 
 def _phase_param(request: HttpRequest) -> int | None:
     raw = request.GET.get("phase", "")
-    return int(raw) if raw.isdigit() else None
+    # isdigit() would admit "²", which int() refuses.
+    return int(raw) if raw.isascii() and raw.isdecimal() and len(raw) <= 5 else None
 
 
 @require_GET

@@ -11,6 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
+from console.api_errors import model_validation_errors
 from console.forms.api_keys import ApiKeyCreateForm
 from console.forms.products import CatalogImportForm
 from console.forms.rooms import RoomCreateForm, RoomSettingsForm
@@ -44,6 +45,9 @@ def room_create(request: HttpRequest) -> HttpResponse:
             room = services.room_create(**form.cleaned_data)
         except IntegrityError:
             form.add_error("name", "this merchant already has a room with that name")
+        except ValidationError as exc:  # full_clean(): e.g. the (owner, name) clash, on name
+            for field, errors in model_validation_errors(exc).items():
+                form.add_error(field if field in form.fields else None, errors)
         else:
             return redirect("console:room-detail", room_id=room.pk)
     status = 400 if form.errors else 200

@@ -9,6 +9,7 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from console.api_parsers import JSON_ONLY
 from experiments_app.api.experiment_serializers import EventBatchInput, EventBatchOutput
 from experiments_app.ingestion import BatchError, events_ingest
 from harness_app.authentication import RoomApiKeyAuthentication, room_of
@@ -21,6 +22,7 @@ class EventsApi(GenericAPIView):  # type: ignore[type-arg]
     one with their index and reason; the valid items of the batch are stored."""
 
     authentication_classes = [RoomApiKeyAuthentication]
+    parser_classes = JSON_ONLY  # the live-room backend sends JSON; other bodies get a 415
     permission_classes = [HasRoomKeyScope]
     required_scope = "events"
     serializer_class = EventBatchInput

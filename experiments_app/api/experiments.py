@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
@@ -13,6 +12,7 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from console.api_query_params import query_int
 from console.roles import is_operator
 from experiments_app import selectors, services
 from experiments_app.api.experiment_serializers import (
@@ -28,6 +28,8 @@ from experiments_app.readouts import experiment_readout
 from harness_app.api.errors import FieldErrorsException
 from harness_app.permissions import IsConsoleUser, IsOperator
 
+# Phases are numbered from 1 (a PositiveSmallIntegerField).
+MAX_PHASE = 32_767
 ERRORS = OpenApiResponse(description="invalid input or state; `errors` name the fields")
 
 
@@ -199,7 +201,7 @@ class ExperimentReadoutApi(GenericAPIView):  # type: ignore[type-arg]
         parameters=[
             OpenApiParameter(
                 "phase",
-                OpenApiTypes.INT,
+                {"type": "integer", "minimum": 1, "maximum": MAX_PHASE},
                 description="analyse the cohorts of the weight group holding this phase "
                 "(default: the current phase)",
             )
@@ -211,10 +213,11 @@ class ExperimentReadoutApi(GenericAPIView):  # type: ignore[type-arg]
     )
     def get(self, request: Request, experiment_id: int) -> Response:
         experiment = selectors.experiment_get(user=request.user, experiment_id=experiment_id)
-        phase = request.query_params.get("phase") or ""
-        try:
-            number = int(phase) if phase else None
-        except ValueError:
-            raise ValidationError({"phase": "must be a phase number"}) from None
+        number = query_int(request, "phase", minimum=1, maximum=MAX_PHASE)
+        if number is not None:
+            numbers = selectors.experiment_phase_numbers(experiment)
+            if number not in numbers:
+                known = f"1 to {numbers[-1]}" if numbers else "none yet (it has not started)"
+                raise ValidationError({"phase": f"no phase {number}; this experiment's: {known}"})
         readout = experiment_readout(experiment=experiment, phase=number)
         return Response(ReadoutOutput(readout_dict(readout)).data)

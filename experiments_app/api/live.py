@@ -9,6 +9,7 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from console.api_parsers import JSON_ONLY
 from experiments_app.api.serializers import LiveReplyInput, LiveReplyOutput
 from experiments_app.services import ReplyRequest, live_reply
 from harness_app.authentication import RoomApiKeyAuthentication, room_of
@@ -20,6 +21,7 @@ class LiveReplyApi(GenericAPIView):  # type: ignore[type-arg]
     answered with the room's fallback reply and ``fallback: true``, never a 5xx."""
 
     authentication_classes = [RoomApiKeyAuthentication]
+    parser_classes = JSON_ONLY  # the live-room backend sends JSON; other bodies get a 415
     permission_classes = [HasRoomKeyScope]
     required_scope = "reply"
     serializer_class = LiveReplyInput

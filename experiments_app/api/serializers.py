@@ -35,7 +35,9 @@ class LiveReplyOutput(serializers.Serializer[LiveReply]):
     # which the live path pays on every comment.
     reply = serializers.CharField()
     arm = serializers.CharField()
-    harness_version = serializers.IntegerField(source="harness_version.number", default=None)
+    harness_version = serializers.IntegerField(
+        source="harness_version.number", default=None, allow_null=True
+    )
     trace_id = serializers.IntegerField(source="pk")
     latency_ms = serializers.FloatField(allow_null=True)
     fallback = serializers.BooleanField()

@@ -10,6 +10,7 @@ The public names are re-exported here, so callers write ``selectors.experiment_g
 from experiments_app.selectors.experiments import (
     endpoints_for_arms,
     experiment_get,
+    experiment_phase_numbers,
     experiments_visible_to,
     versions_for_arms,
 )
@@ -19,6 +20,7 @@ from experiments_app.selectors.live_replies import replies_of_room, reply_get
 __all__ = [
     "endpoints_for_arms",
     "experiment_get",
+    "experiment_phase_numbers",
     "experiments_visible_to",
     "latency_report_get",
     "latency_reports_of_room",

@@ -55,3 +55,12 @@ def versions_for_arms() -> QuerySet[HarnessVersion]:
 
 def endpoints_for_arms() -> QuerySet[ModelEndpoint]:
     return ModelEndpoint.objects.filter(role=ModelEndpoint.Role.STUDENT).order_by("name")
+
+
+def experiment_phase_numbers(experiment: Experiment) -> list[int]:
+    """The numbers of the experiment's phases, oldest first (none before it starts)."""
+    return list(
+        ExperimentPhase.objects.filter(experiment=experiment)
+        .order_by("number")
+        .values_list("number", flat=True)
+    )

@@ -9,10 +9,11 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.generics import GenericAPIView
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from console.api_parsers import UPLOAD_PARSERS
+from console.api_query_params import query_int_required
 from harness_app import selectors, services
 from harness_app.api.errors import Conflict, StateConflict, harness_invalid
 from harness_app.api.serializers import (
@@ -31,6 +32,10 @@ from harness_app.harness.model import Harness as HarnessContent
 from harness_app.harness.serialization import harness_from_dict, harness_from_yaml
 from harness_app.models import HarnessVersion
 from harness_app.permissions import IsConsoleUser
+
+# Version numbers are a PositiveIntegerField.
+MAX_VERSION = 2_147_483_647
+VERSION_PARAM = {"type": "integer", "minimum": 1, "maximum": MAX_VERSION}
 
 
 class HarnessListApi(GenericAPIView):  # type: ignore[type-arg]
@@ -164,19 +169,17 @@ class HarnessDiffApi(GenericAPIView):  # type: ignore[type-arg]
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("from", OpenApiTypes.INT, required=True, description="older version"),
-            OpenApiParameter("to", OpenApiTypes.INT, required=True, description="newer version"),
+            OpenApiParameter(name, VERSION_PARAM, required=True, description=f"{age} version")
+            for name, age in (("from", "older"), ("to", "newer"))
         ],
         responses=DiffOutput,
     )
     def get(self, request: Request, harness_id: int) -> Response:
         harness = selectors.harness_get(user=request.user, harness_id=harness_id)
-        numbers = {}
-        for param in ("from", "to"):
-            raw = request.query_params.get(param, "")
-            if not raw.isdigit() or int(raw) < 1:
-                raise ValidationError({param: f"must be a version number >= 1, got {raw!r}"})
-            numbers[param] = int(raw)
+        numbers = {
+            param: query_int_required(request, param, minimum=1, maximum=MAX_VERSION)
+            for param in ("from", "to")
+        }
         old, new, changes = selectors.harness_versions_diff(
             harness=harness, from_number=numbers["from"], to_number=numbers["to"]
         )
@@ -215,7 +218,7 @@ class HarnessVersionExportApi(GenericAPIView):  # type: ignore[type-arg]
 
 class HarnessImportApi(GenericAPIView):  # type: ignore[type-arg]
     permission_classes = [IsConsoleUser]
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = UPLOAD_PARSERS
     serializer_class = HarnessImportInput
 
     @extend_schema(

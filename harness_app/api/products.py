@@ -5,10 +5,10 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.generics import GenericAPIView
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from console.api_parsers import UPLOAD_PARSERS
 from harness_app import selectors, services
 from harness_app.api.errors import catalog_invalid
 from harness_app.api.serializers import (
@@ -80,7 +80,7 @@ class CatalogImportApi(GenericAPIView):  # type: ignore[type-arg]
     """Upsert products by sku from a CSV or JSON file; any bad row rejects the whole file."""
 
     permission_classes = [IsConsoleUser]
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = UPLOAD_PARSERS
     serializer_class = CatalogImportInput
 
     @extend_schema(request=CatalogImportInput, responses=CatalogImportOutput)

@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from harness_app.models import HarnessVersion, Product, Room, RoomApiKey, WebhookSecret
+from harness_app.product_attributes import validate_attributes
 from harness_app.services import WEBHOOK_SECRET_MAX_CHARS, WEBHOOK_SECRET_MIN_CHARS
 
 # --- rooms -------------------------------------------------------------------------------
@@ -77,7 +78,11 @@ class ProductInput(serializers.Serializer[Any]):
     title = serializers.CharField(max_length=200)
     price = serializers.DecimalField(max_digits=12, decimal_places=2, min_value=0)
     stock = serializers.IntegerField(min_value=0, max_value=2_147_483_647, default=0)
-    attributes = serializers.DictField(default=dict)
+    attributes = serializers.DictField(
+        default=dict,
+        validators=[validate_attributes],
+        help_text="A JSON object, at most 5 levels deep and 16 KB as JSON.",
+    )
     image_urls = serializers.ListField(
         child=serializers.URLField(max_length=500), default=list, max_length=20
     )
@@ -110,7 +115,7 @@ class CatalogImportOutput(serializers.Serializer[Any]):
 
 class ApiKeyOutput(serializers.ModelSerializer[RoomApiKey]):
     key_preview = serializers.SerializerMethodField()
-    created_by = serializers.CharField(source="created_by.username", default=None)
+    created_by = serializers.CharField(source="created_by.username", default=None, allow_null=True)
 
     class Meta:
         model = RoomApiKey
@@ -177,8 +182,10 @@ class WebhookSecretCreateInput(WebhookSecretValueInput):
 
 
 class HarnessVersionSummaryOutput(serializers.ModelSerializer[HarnessVersion]):
-    author = serializers.CharField(source="author.username", default=None)
-    parent = serializers.IntegerField(source="parent.number", default=None)  # type: ignore[assignment]
+    author = serializers.CharField(source="author.username", default=None, allow_null=True)
+    parent = serializers.IntegerField(  # type: ignore[assignment]
+        source="parent.number", default=None, allow_null=True
+    )
     hashes = serializers.SerializerMethodField()
 
     class Meta:
@@ -228,7 +235,9 @@ class HarnessOutput(serializers.Serializer[Any]):
     name = serializers.CharField()
     room_id = serializers.IntegerField()
     room = serializers.CharField(source="room.name")
-    published_version = serializers.IntegerField(source="published_version.number", default=None)
+    published_version = serializers.IntegerField(
+        source="published_version.number", default=None, allow_null=True
+    )
     updated_at = serializers.DateTimeField()
 
 

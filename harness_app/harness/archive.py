@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from harness_app.harness.errors import ArchiveError, FieldError, HarnessValidationError
+from harness_app.harness.json_limits import JsonLimitError, json_loads_bounded
 from harness_app.harness.model import Harness, Hook, Prompt, Skill
 from harness_app.harness.openai_tools import from_openai_tools, to_openai_tools
 from harness_app.harness.serialization import (
@@ -265,7 +266,9 @@ def _parse_member(
 
 def _parse_tools(text: str) -> tuple[Any, ...]:
     try:
-        data = json.loads(text)
+        data = json_loads_bounded(text, refuse_nul=False)  # NUL: refused at save, not here
+    except JsonLimitError as exc:
+        raise HarnessValidationError([FieldError(exc.path, exc.message)]) from None
     except json.JSONDecodeError as exc:
         raise HarnessValidationError(
             [FieldError("", f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")]
@@ -305,7 +308,10 @@ def _skill_order(
     if manifest_text is None:
         return folders
     try:
-        manifest = json.loads(manifest_text)
+        manifest = json_loads_bounded(manifest_text, refuse_nul=False)
+    except JsonLimitError as exc:
+        errors.append(FieldError(MANIFEST, str(exc)))
+        return folders
     except json.JSONDecodeError as exc:
         errors.append(
             FieldError(

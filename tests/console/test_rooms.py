@@ -248,3 +248,41 @@ def test_operator_creates_a_room_for_a_merchant(client, operator, merchant):
 def test_merchants_cannot_create_rooms(client, merchant):
     client.force_login(merchant)
     assert client.get("/rooms/new/").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("attributes", "message"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested deeper than 64 levels"),
+        ('{"care": ["wash\\u0000"]}', "at care[0]: must not contain the NUL character"),
+        ('{"k\\u0000": 1}', "must not contain the NUL character"),
+        (json.dumps({"a": {"b": {"c": {"d": {"e": {"f": 1}}}}}}), "nested deeper than 5 levels"),
+        (json.dumps({"blob": "x" * 17_000}), "the limit is 16384 bytes"),
+    ],
+    ids=["100000-levels", "nul-value", "nul-key", "6-levels", "17-kb"],
+)
+def test_product_form_attribute_limits_are_field_errors(
+    merchant_client: Client, room: Any, attributes: str, message: str
+) -> None:
+    response = merchant_client.post(
+        reverse("console:product-create", args=[room.pk]),
+        {"sku": "A-1", "title": "Tee", "price": "1.00", "stock": "1", "attributes": attributes},
+    )
+    assert response.status_code == 200
+    assert message in _error_of(response.content.decode(), "attributes")
+    assert not Product.objects.filter(room=room).exists()
+
+
+def test_a_duplicate_room_name_for_the_merchant_is_a_name_error(client, operator, merchant, room):  # type: ignore[no-untyped-def]
+    from harness_app.models import Room
+
+    client.force_login(operator)
+    response = client.post(
+        "/rooms/new/",
+        {"name": room.name, "owner": merchant.pk, "locale": "en-US", "currency": "USD"},
+    )
+    assert response.status_code == 400
+    assert "Room with this Owner and Name already exists." in _error_of(
+        response.content.decode(), "name"
+    )
+    assert Room.objects.filter(owner=merchant).count() == 1

@@ -77,6 +77,13 @@ def test_valid_batch_is_stored_and_a_replay_changes_nothing(room):
         ({"amount": "-5.00"}, "amount", "must not be negative"),
         ({"amount": "12,50"}, "amount", "not a number"),
         ({"amount": "abc"}, "amount", "not a number"),
+        # strings are plain decimals: Decimal() would read these as 100, 100, NaN, 1000
+        ({"amount": "1e2"}, "amount", "no exponent"),
+        ({"amount": "1E+2"}, "amount", "no exponent"),
+        ({"amount": "NaN"}, "amount", "no NaN/Infinity"),
+        ({"amount": "Infinity"}, "amount", "no NaN/Infinity"),
+        ({"amount": "1_000"}, "amount", "not a number"),
+        ({"amount": "9" * 5000}, "amount", "not a number"),
         ({"amount": True}, "amount", "a number is required"),
         ({"amount": "1.999"}, "amount", "at most 2 decimal places"),
         ({"amount": 2e9}, "amount", "at most 1000000000"),
@@ -86,6 +93,8 @@ def test_valid_batch_is_stored_and_a_replay_changes_nothing(room):
         ({"ts": "2026-11-30T10:00:00"}, "ts", "needs a UTC offset"),
         ({"ts": "yesterday"}, "ts", "not an ISO 8601 timestamp"),
         ({"type": "click"}, "type", "must be one of"),
+        ({"type": {"a": 1}}, "type", "must be one of"),  # unhashable: was a 500
+        ({"type": ["refund"]}, "type", "must be one of"),
         ({"uv_id": "has space"}, "uv_id", "required"),
         ({"event_id": ""}, "event_id", "required"),
         ({"room": "1"}, "room", "sends events for room"),

@@ -203,3 +203,35 @@ def test_readout_of_a_draft_has_no_data(operator_api, published_room, make_exper
     data = operator_api.get(f"{URL}{experiment.pk}/readout").json()
     assert data["metrics"] == [] and data["srm"] is None
     assert "not started" in data["notes"][0]
+
+
+@pytest.mark.parametrize(
+    ("phase", "message"),
+    [
+        ("-1", "must be a whole number from 1 to 32767, got -1"),
+        ("0", "must be a whole number from 1 to 32767, got 0"),
+        ("2", "no phase 2; this experiment's: 1 to 1"),
+        ("9223372036854775808", "must be a whole number from 1 to 32767, got 9223372036854775808"),
+        ("1.0", "must be a whole number from 1 to 32767"),
+        ("%C2%B2", "must be a whole number from 1 to 32767"),  # "²"
+    ],
+)
+def test_readout_phase_must_name_an_existing_phase(  # type: ignore[no-untyped-def]
+    operator_api, published_room, make_experiment, phase, message
+):
+    experiment = make_experiment([published_room])
+    response = operator_api.get(f"{URL}{experiment.pk}/readout?phase={phase}")
+    assert response.status_code == 400, response.content[:300]
+    assert response.json()["errors"] == [{"field": "phase", "message": message}]
+    assert operator_api.get(f"{URL}{experiment.pk}/readout?phase=1").status_code == 200
+
+
+def test_readout_phase_of_a_draft_is_a_400(operator_api, published_room, make_experiment):  # type: ignore[no-untyped-def]
+    experiment = make_experiment([published_room], start=False)
+    response = operator_api.get(f"{URL}{experiment.pk}/readout?phase=1")
+    assert response.json()["errors"] == [
+        {
+            "field": "phase",
+            "message": "no phase 1; this experiment's: none yet (it has not started)",
+        }
+    ]

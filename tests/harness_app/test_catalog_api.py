@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 from decimal import Decimal
@@ -116,3 +117,101 @@ def test_product_list_does_not_grow_queries_with_rows(
     with django_assert_max_num_queries(6):
         response = merchant_api.get(f"/api/v1/rooms/{room.pk}/products/")
     assert response.json()["count"] == 25
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def import_file(client, room, data: bytes, name: str):  # type: ignore[no-untyped-def]
+    return client.post(
+        f"/api/v1/rooms/{room.pk}/products/import/",
+        {"file": upload(data, name)},
+        format="multipart",
+    )
+
+
+def test_deeply_nested_json_file_is_a_400_naming_the_row(room, merchant_api):
+    text = '[{"sku": "A-1", "title": "T", "price": "1"}, {"sku": "A-2", "attributes": ' + DEEP
+    response = import_file(merchant_api, room, (text + "}]").encode(), "p.json")
+    assert response.status_code == 400, response.content[:300]
+    (error,) = response.json()["errors"]
+    assert (error["row"], error["field"]) == (2, "rows[2].attributes")
+    assert error["message"] == "nested deeper than 64 levels of arrays/objects"
+    assert not Product.objects.filter(room=room).exists()
+
+
+@pytest.mark.parametrize(
+    ("attributes", "message"),
+    [
+        ("[" * 10_000 + "]" * 10_000, "nested deeper than 64 levels of arrays/objects"),
+        (json.dumps({"a": {"b": {"c": {"d": {"e": {"f": 1}}}}}}), "nested deeper than 5 levels"),
+        (json.dumps({"blob": "x" * 17_000}), "the limit is 16384 bytes"),
+    ],
+    ids=["10000-levels", "6-levels", "17-kb"],
+)
+def test_csv_attributes_keep_the_product_attribute_limits(room, merchant_api, attributes, message):
+    buffer = io.StringIO()
+    csv.writer(buffer).writerows(
+        [["sku", "title", "price", "attributes"], ["A-1", "Tee", "1.00", attributes]]
+    )
+    response = import_file(merchant_api, room, buffer.getvalue().encode(), "p.csv")
+    assert response.status_code == 400, response.content[:300]
+    (error,) = response.json()["errors"]
+    assert (error["row"], error["field"]) == (1, "rows[1].attributes")
+    assert message in error["message"]
+    assert not Product.objects.filter(room=room).exists()
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_nul_in_any_cell_is_a_400_naming_row_and_column(room, merchant_api, fmt):
+    rows = [
+        {"sku": "A-1", "title": "Tee", "price": "1"},
+        {"sku": "A-2", "title": "T\x00", "price": "1"},
+    ]
+    if fmt == "json":
+        data = json.dumps(rows).encode()
+    else:
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=["sku", "title", "price"])
+        writer.writeheader()
+        writer.writerows(rows)
+        data = buffer.getvalue().encode()
+    response = import_file(merchant_api, room, data, f"p.{fmt}")
+    assert response.status_code == 400, response.content[:300]
+    assert response.json()["errors"] == [
+        {
+            "field": "rows[2].title",
+            "row": 2,
+            "message": "must not contain the NUL character (U+0000)",
+        }
+    ]
+    assert not Product.objects.filter(room=room).exists()
+
+
+@pytest.mark.parametrize(
+    ("attributes", "message"),
+    [
+        ({"a": {"b": {"c": {"d": {"e": {"f": 1}}}}}}, "nested deeper than 5 levels"),
+        ({"blob": "x" * 17_000}, "17011 bytes as JSON; the limit is 16384 bytes"),
+    ],
+)
+def test_api_product_attributes_have_depth_and_size_limits(room, merchant_api, attributes, message):
+    url = f"/api/v1/rooms/{room.pk}/products/"
+    product = {"sku": "A-1", "title": "Tee", "price": "1.00"}
+    response = merchant_api.post(url, product | {"attributes": attributes}, format="json")
+    assert response.status_code == 400, response.content[:300]
+    (error,) = response.json()["errors"]
+    assert error["field"] == "attributes" and message in error["message"]
+    assert not Product.objects.filter(room=room).exists()
+    # five levels and 16 KB are fine
+    fine = {"a": {"b": {"c": {"d": {"e": 1}}}}, "blob": "x" * 16_000}
+    assert merchant_api.post(url, product | {"attributes": fine}, format="json").status_code == 201
+
+
+def test_a_csv_cell_over_the_csv_field_limit_is_a_400(room, merchant_api):
+    data = b"sku,title,price,attributes\nA-1,Tee,1.00," + DEEP.encode() + b"\n"
+    response = import_file(merchant_api, room, data, "p.csv")
+    assert response.status_code == 400, response.content[:300]
+    (error,) = response.json()["errors"]
+    assert error["field"] == "file"
+    assert error["message"].startswith("not valid CSV after line 1: field larger than field limit")

@@ -335,3 +335,72 @@ def test_payload_over_one_megabyte_is_400_naming_the_limit(published_room, merch
     assert response.status_code == 400
     assert "limit is 1048576 bytes" in response.json()["detail"]
     assert HarnessVersion.objects.filter(harness=published_room.harness).count() == 1
+
+
+def _exported_entries(merchant_api, hid) -> dict[str, bytes]:  # type: ignore[no-untyped-def]
+    exported = merchant_api.get(f"/api/v1/harnesses/{hid}/versions/1/export/")
+    with zipfile.ZipFile(io.BytesIO(exported.content)) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def test_zip_with_deeply_nested_or_nul_content_is_400_and_saves_nothing(
+    published_room, merchant_api
+):
+    hid = published_room.harness.pk
+    entries = _exported_entries(merchant_api, hid)
+    skill_md = next(name for name in entries if name.endswith("SKILL.md"))
+    cases = {
+        "tools.json": {"tools.json": b"[" * 100_000 + b"]" * 100_000},
+        "manifest": {
+            name: b'{"format": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+            for name in entries
+            if name.endswith(".json") and name != "tools.json"
+        },
+        "skill body": {skill_md: entries[skill_md] + b"\x00"},
+    }
+    for case, replaced in cases.items():
+        response = merchant_api.post(
+            f"/api/v1/harnesses/{hid}/import/",
+            {"file": _zip(entries | replaced), "base_version": 1},
+            format="multipart",
+        )
+        assert response.status_code == 400, (case, response.content[:300])
+        errors = response.json()["errors"]
+        assert errors and all(e["field"].startswith("file") for e in errors), (case, errors)
+        assert any(
+            "nested deeper than 64 levels" in e["message"] or "U+0000" in e["message"]
+            for e in errors
+        ), (case, errors)
+    assert HarnessVersion.objects.filter(harness_id=hid).count() == 1
+
+
+def test_yaml_content_with_nul_in_a_skill_body_is_400_naming_it(published_room, merchant_api):
+    version = HarnessVersion.objects.get(harness=published_room.harness)
+    content = copy.deepcopy(version.content)
+    content["skills"][0]["body"] += "\x00"
+    from harness_app.harness.serialization import harness_from_dict
+
+    text = harness_to_yaml(harness_from_dict(content))
+    response = merchant_api.post(
+        versions_url(published_room),
+        {"base_version": 1, "content_yaml": text},
+        format="json",
+    )
+    assert response.status_code == 400, response.content[:300]
+    assert response.json()["errors"] == [
+        {
+            "field": "content.skills[0].body",
+            "message": "must not contain the NUL character (U+0000)",
+        }
+    ]
+    assert HarnessVersion.objects.filter(harness=published_room.harness).count() == 1
+
+
+@pytest.mark.parametrize("value", ["%C2%B2", "-1", "0", "99999999999999999999999"])
+def test_diff_version_parameters_are_bounded_whole_numbers(published_room, merchant_api, value):
+    hid = published_room.harness.pk
+    response = merchant_api.get(f"/api/v1/harnesses/{hid}/diff/?from=1&to={value}")
+    assert response.status_code == 400, response.content[:300]
+    (error,) = response.json()["errors"]
+    assert error["field"] == "to"
+    assert error["message"].startswith("must be a whole number from 1 to 2147483647")

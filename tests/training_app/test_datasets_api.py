@@ -181,3 +181,17 @@ def test_hsa_preview_shows_mapping_and_diff(published_room, merchant_api, other_
         _client_for(other_merchant).post(url, {"policy": "hsa-train"}, format="json").status_code
         == 404
     )
+
+
+def test_deeply_nested_or_nul_lines_are_named_and_nothing_is_saved(published_room, operator_api):
+    first = GOLD.read_text().splitlines()[0]
+    nul = json.loads(first)
+    nul["final_answer"] += "\x00"
+    data = "\n".join([first, "[" * 100_000 + "]" * 100_000, json.dumps(nul)]).encode()
+    response = upload(operator_api, published_room, data)
+    assert response.status_code == 400, response.content[:300]
+    errors = {e["line"]: e["message"] for e in response.json()["errors"]}
+    assert set(errors) == {2, 3}
+    assert errors[2] == "[0]" * 64 + ": nested deeper than 64 levels of arrays/objects"
+    assert errors[3] == "final_answer: must not contain the NUL character (U+0000)"
+    assert Dataset.objects.count() == 0

@@ -9,11 +9,11 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.generics import GenericAPIView
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from console.api_errors import FieldErrorsException
+from console.api_parsers import UPLOAD_PARSERS
 from harness_app import selectors as harness_selectors
 from harness_app.permissions import IsOperator
 from training_app import selectors, services
@@ -29,7 +29,7 @@ from training_app.models import Dataset
 class DatasetListApi(GenericAPIView):  # type: ignore[type-arg]
     permission_classes = [IsOperator]
     serializer_class = DatasetOutput
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = UPLOAD_PARSERS
 
     @extend_schema(responses=DatasetOutput(many=True))
     def get(self, request: Request) -> Response:

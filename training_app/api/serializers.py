@@ -14,7 +14,7 @@ class DatasetOutput(serializers.ModelSerializer[Dataset]):
     harness_id = serializers.IntegerField(source="harness_version.harness_id")
     harness_version = serializers.IntegerField(source="harness_version.number")
     source_id = serializers.IntegerField(allow_null=True)
-    created_by = serializers.CharField(source="created_by.username", default=None)
+    created_by = serializers.CharField(source="created_by.username", default=None, allow_null=True)
 
     class Meta:
         model = Dataset

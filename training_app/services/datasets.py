@@ -22,6 +22,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
+from harness_app.harness.json_limits import JsonLimitError, json_loads_bounded
 from harness_app.harness.model import Harness as HarnessContent
 from harness_app.harness.serialization import harness_from_dict
 from harness_app.hsa import (
@@ -75,11 +76,11 @@ def parse_gold_lines(data: bytes, harness: HarnessContent) -> list[GoldTrajector
     errors: list[LineError] = []
     for number, line in lines:
         try:
-            document = json.loads(line)
+            document = json_loads_bounded(line)
             if not isinstance(document, dict):
                 raise TrajectoryFormatError("each line must be a JSON object")
             trajectory = trajectory_from_dict(document)
-        except (json.JSONDecodeError, TrajectoryFormatError) as exc:
+        except (json.JSONDecodeError, JsonLimitError, TrajectoryFormatError) as exc:
             errors.append(LineError(number, str(exc)))
             continue
         problems = verify_pair(harness, trajectory)
