@@ -140,6 +140,7 @@ def test_named_policies_are_registered() -> None:
         "harness-variant-t2",
         "hsa-heldout",
         "bfcl-tool-schemas",
+        "bfcl-tool-schemas-heldout",
     }
     assert HSA_TRAIN.describe()["split"] == "train"
 
