@@ -12,8 +12,9 @@ against the offered functions when: each call names an offered function; every p
 top-level property; every required parameter is listed and has an acceptable value other than
 ``""``; and every acceptable value other than ``""`` validates against the parameter's schema
 (a value equal to the declared ``default`` of an optional parameter that may be omitted means
-"use the default" and is not checked), a dict value for an object parameter (or a list of dicts for an array of
-objects) being itself a ground truth for the nested schema. A ground truth BFCL gets wrong (a
+"use the default" and is not checked), a dict value for an object parameter (or a list of
+dicts for an array of objects) being itself a ground truth for the nested schema. A ground
+truth BFCL gets wrong (a
 value outside its own enum, a required parameter with no acceptable value) is reported with
 its reason and never emitted as valid.
 
@@ -106,16 +107,6 @@ def _is_nested_truth(value: object) -> bool:
     return isinstance(value, dict) and all(isinstance(v, list) for v in value.values())
 
 
-def _options(schema: Mapping[str, Any], options: list[Any]) -> list[Any]:
-    """The acceptable values to check. Two live-simple cases list *no* acceptable value for a
-    required array parameter (``"bank_hours_start": []``), which no answer could satisfy; the
-    only answerable reading is "the empty array", so an empty list on an array parameter is
-    read as ``[[]]`` (reported by ``empty_array_readings``; the data itself is not changed)."""
-    if not options and "array" in _types(schema):
-        return [[]]
-    return options
-
-
 def _properties_of(schema: Mapping[str, Any]) -> dict[str, Any]:
     properties = schema.get("properties")
     return properties if isinstance(properties, dict) else {}
@@ -124,24 +115,6 @@ def _properties_of(schema: Mapping[str, Any]) -> dict[str, Any]:
 def _required_of(schema: Mapping[str, Any]) -> set[str]:
     required = schema.get("required")
     return {r for r in required if isinstance(r, str)} if isinstance(required, list) else set()
-
-
-def empty_array_readings(
-    schema: Mapping[str, Any], params: Mapping[str, Any], where: str
-) -> list[str]:
-    """Paths where ``_options`` read an empty acceptable-value list as the empty array."""
-    properties = _properties_of(schema)
-    found: list[str] = []
-    for name, options in params.items():
-        sub = properties.get(name)
-        if not isinstance(sub, dict) or not isinstance(options, list):
-            continue
-        if not options and "array" in _types(sub):
-            found.append(f"{where}.{name}")
-        for option in options:
-            if "object" in _types(sub) and _is_nested_truth(option):
-                found += empty_array_readings(sub, option, f"{where}.{name}")
-    return found
 
 
 def _is_nested_object(schema: Mapping[str, Any], value: Any) -> bool:
@@ -197,9 +170,10 @@ def _params_problems(
         if not isinstance(sub, dict):
             problems.append(f"{path}: not a parameter of the schema")
             continue
-        options = _options(sub, raw_options)
+        options = raw_options
         if not options:
-            problems.append(f"{path}: no acceptable value")
+            # (live_simple_106-63-0 and _112-68-0: BFCL's checker accepts no answer at all)
+            problems.append(f"{path}: no acceptable value (an empty list)")
             continue
         is_required = name in required
         option_problems: list[str] = []
@@ -245,7 +219,7 @@ def _concrete_params(schema: Mapping[str, Any], params: Mapping[str, list[Any]])
     for name, raw_options in params.items():
         sub = properties.get(name)
         sub = sub if isinstance(sub, dict) else {}
-        options = _options(sub, raw_options)
+        options = raw_options
         if options and options[0] == OMIT and name not in required:
             continue
         for option in options:
@@ -381,7 +355,6 @@ class BfclAugmentReport:
     distractor_tools_added: int = 0
     question_mentions_rewritten: int = 0
     names_kept_for_question: int = 0
-    empty_array_readings: list[str] = field(default_factory=list)
     transforms: Counter[str] = field(default_factory=Counter)
 
     def refusals(self) -> list[tuple[str, str]]:
@@ -412,7 +385,6 @@ class BfclAugmentReport:
             "cases_with_distractor_tools": self.distractor_tools_added,
             "cases_with_question_mentions_rewritten": self.question_mentions_rewritten,
             "cases_with_names_kept_for_the_question": self.names_kept_for_question,
-            "empty_value_lists_read_as_empty_array": self.empty_array_readings,
             "transforms_applied": dict(sorted(self.transforms.items())),
         }
 
@@ -502,10 +474,6 @@ def augment_case(
             original_problems.append(f"call {index}: function '{call.name}' is not offered")
             continue
         original_problems += ground_truth_problems(tool, call)
-        report.empty_array_readings += [
-            f"{case_id}: {path}"
-            for path in empty_array_readings(tool.input_schema, call.params, call.name)
-        ]
     if original_problems:
         report.original_invalid.append((case_id, "; ".join(original_problems)))
         return _record(
