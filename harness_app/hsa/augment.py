@@ -28,7 +28,8 @@ from harness_app.hsa.trajectory import GoldTrajectory, trajectory_to_dict
 from harness_app.hsa.verify import augmentation_problems, verify_pair
 
 HSA_FORMAT_VERSION: Final = 1
-_ORIGINALS_CACHE_SIZE: Final = 256
+# (a BFCL category holds up to ~1,000 cases; each is augmented once per seed)
+_ORIGINALS_CACHE_SIZE: Final = 2048
 
 
 class AugmentationError(ValueError):

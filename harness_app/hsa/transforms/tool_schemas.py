@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import random
 import re
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any, Final
 from urllib.parse import quote
 
@@ -385,6 +385,7 @@ def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") else word
 
 
+@lru_cache(maxsize=8192)
 def topic_words(text: str) -> frozenset[str]:
     """Domain words of a name or text: lowercase word tokens, plurals folded, generic tool
     verbs and function words left out."""
