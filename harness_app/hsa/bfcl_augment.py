@@ -14,9 +14,8 @@ top-level property; every required parameter is listed and has an acceptable val
 (a value equal to the declared ``default`` of an optional parameter that may be omitted means
 "use the default" and is not checked), a dict value for an object parameter (or a list of
 dicts for an array of objects) being itself a ground truth for the nested schema. A ground
-truth BFCL gets wrong (a
-value outside its own enum, a required parameter with no acceptable value) is reported with
-its reason and never emitted as valid.
+truth BFCL gets wrong (a value outside its own enum, a required parameter with no acceptable
+value) is reported with its reason and never emitted as valid.
 
 The concrete gold call takes, per parameter, nothing when an optional parameter's first option
 is ``""``, else the first option that validates (so a required argument whose first option is
