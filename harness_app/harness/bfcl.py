@@ -218,3 +218,56 @@ def import_bfcl_file(path: str | Path) -> BfclImportReport:
             report.imported.append((case_id, tool))
             report.notes.extend((case_id, note) for note in notes)
     return report
+
+
+# JSON Schema types -> the BFCL spelling its checker reads (``ast_checker.PYTHON_TYPE_MAPPING``).
+_BFCL_TYPES: dict[str, str] = {"object": "dict", "number": "float"}
+
+
+def bfcl_schema_from_json_schema(schema: Mapping[str, Any], *, top: bool = False) -> dict[str, Any]:
+    """A Draft 2020-12 parameter schema written back in BFCL's dialect, accepting the same
+    arguments once re-imported with ``normalise_bfcl_schema``: ``dict``/``float`` type names,
+    a one-type list as the type itself, no type as ``any``, ``const`` as a one-value
+    ``enum``, ``prefixItems`` as an ``items`` list, and an explicit ``additionalProperties:
+    true`` (the default) dropped. The top level always has ``properties`` and ``required``,
+    which BFCL's checker reads unconditionally."""
+    result: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "type":
+            kinds = value if isinstance(value, list) else [value]
+            names = [_BFCL_TYPES.get(str(kind), str(kind)) for kind in kinds]
+            result["type"] = names[0] if len(names) == 1 else names
+        elif key == "properties" and isinstance(value, Mapping):
+            result["properties"] = {
+                str(name): bfcl_schema_from_json_schema(sub) if isinstance(sub, Mapping) else sub
+                for name, sub in value.items()
+            }
+        elif key == "items" and isinstance(value, Mapping):
+            result["items"] = bfcl_schema_from_json_schema(value)
+        elif key == "prefixItems" and isinstance(value, list):
+            result["items"] = [
+                bfcl_schema_from_json_schema(sub) if isinstance(sub, Mapping) else sub
+                for sub in value
+            ]
+        elif key == "const":
+            result["enum"] = [value]
+        elif key == "additionalProperties" and value is True:
+            continue
+        else:
+            result[key] = value
+    if "type" not in result:
+        result["type"] = "dict" if top else "any"
+    if top:
+        result.setdefault("properties", {})
+        result.setdefault("required", [])
+    return result
+
+
+def bfcl_function_from_tool(tool: Tool) -> dict[str, Any]:
+    """A harness tool as a BFCL function definition (``name``, ``description``,
+    ``parameters`` in BFCL's schema dialect)."""
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": bfcl_schema_from_json_schema(tool.input_schema, top=True),
+    }

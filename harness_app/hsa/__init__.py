@@ -25,6 +25,7 @@ from harness_app.hsa.augment import (
 from harness_app.hsa.mapping import IDENTITY, RenameMapping
 from harness_app.hsa.policy import (
     BFCL_TOOL_SCHEMAS,
+    BFCL_TOOL_SCHEMAS_HELDOUT,
     HARNESS_VARIANT_T1,
     HARNESS_VARIANT_T2,
     HELDOUT_ALL,
@@ -53,6 +54,7 @@ from harness_app.hsa.verify import augmentation_problems, trajectory_problems, v
 
 __all__ = [
     "BFCL_TOOL_SCHEMAS",
+    "BFCL_TOOL_SCHEMAS_HELDOUT",
     "FAMILIES",
     "HARNESS_VARIANT_T1",
     "HARNESS_VARIANT_T2",

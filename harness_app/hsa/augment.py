@@ -22,12 +22,14 @@ from harness_app.harness.prompt import PromptContext, PromptLayout, assemble_pro
 from harness_app.harness.serialization import canonical_json, harness_to_dict
 from harness_app.hsa.hook_decisions import DecisionProfile, decision_profile
 from harness_app.hsa.mapping import IDENTITY, RenameMapping
+from harness_app.hsa.naming import NamingContext, using_naming
 from harness_app.hsa.policy import AugmentationPolicy
 from harness_app.hsa.trajectory import GoldTrajectory, trajectory_to_dict
 from harness_app.hsa.verify import augmentation_problems, verify_pair
 
 HSA_FORMAT_VERSION: Final = 1
-_ORIGINALS_CACHE_SIZE: Final = 256
+# (a BFCL category holds up to ~1,000 cases; each is augmented once per seed)
+_ORIGINALS_CACHE_SIZE: Final = 2048
 
 
 class AugmentationError(ValueError):
@@ -94,12 +96,31 @@ def _checked_original(harness: Harness, trajectory: GoldTrajectory) -> _Original
     return original
 
 
+def _reserved_params(original: Harness, mapping: RenameMapping) -> dict[str, frozenset[str]]:
+    """Current tool name -> the parameter names its original had (see ``NamingContext``)."""
+    reserved: dict[str, frozenset[str]] = {}
+    for tool in original.tools:
+        properties = tool.input_schema.get("properties")
+        if isinstance(properties, dict) and properties:
+            reserved[mapping.tool(tool.name)] = frozenset(properties)
+    return reserved
+
+
 def augment(
-    harness: Harness, trajectory: GoldTrajectory, policy: AugmentationPolicy, seed: int
+    harness: Harness,
+    trajectory: GoldTrajectory,
+    policy: AugmentationPolicy,
+    seed: int,
+    *,
+    keep_names: frozenset[str] = frozenset(),
 ) -> AugmentedExample:
     """One augmented, verified example; raises ``AugmentationError`` if verification fails
-    and ``InvalidGoldError`` if the original pair is not valid to begin with."""
+    and ``InvalidGoldError`` if the original pair is not valid to begin with.
+    ``keep_names``: tool and parameter names no transform may rename (recorded in the
+    provenance, e.g. names the task text mentions)."""
     original = _checked_original(harness, trajectory)
+    reserved_tools = frozenset(tool.name for tool in harness.tools)
+    reserved_params = _reserved_params(harness, IDENTITY)
     rng = random.Random(seed)
     current, gold = harness, trajectory
     mapping: RenameMapping = IDENTITY
@@ -108,7 +129,9 @@ def augment(
     applied: list[str] = []
     unchanged: list[str] = []
     for transform in policy.sample(rng):
-        result = transform.apply(current, gold, rng)
+        context = NamingContext(policy.name_format, keep_names, reserved_tools, reserved_params)
+        with using_naming(context):
+            result = transform.apply(current, gold, rng)
         changed = result.harness is not current or (
             result.prompt_layout is not None and result.prompt_layout != layout
         )
@@ -120,6 +143,8 @@ def augment(
             gold = result.mapping.apply(gold)
             mapping = mapping.compose(result.mapping)
             steps.append(result.mapping)
+            if result.mapping.tool_renames:
+                reserved_params = _reserved_params(harness, mapping)
     problems = augmentation_problems(
         harness, trajectory, current, gold, mapping, steps, original_profile=original.profile
     )
@@ -138,6 +163,10 @@ def augment(
         "no_effect": unchanged,
         "verified": True,
     }
+    if policy.name_format != "harness":
+        provenance["name_format"] = policy.name_format
+    if keep_names:
+        provenance["keep_names"] = sorted(keep_names)
     return AugmentedExample(current, gold, mapping, provenance, layout)
 
 

@@ -10,10 +10,14 @@ are rewritten where they appear in free text (``renaming.rewrite_text``): a plai
 
 from __future__ import annotations
 
+import keyword
 import random
 import re
 import string
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Final, Literal, TypeVar
 
@@ -28,6 +32,11 @@ from harness_app.hsa.banks import (
 
 NameKind = Literal["skill", "tool", "param"]
 RenameMode = Literal["synonym", "style", "random", "translate", "reorder"]
+# "harness": the harness name patterns. "python": names a BFCL scorer parses as Python (tool
+# names are identifiers joined by dots, parameters identifiers, no keywords) that also stay
+# legal for OpenAI-format scoring (``^[A-Za-z0-9_-]{1,64}$`` once dots become underscores).
+NameFormat = Literal["harness", "python"]
+MAX_NAME_CHARS: Final = 64
 
 _TOKEN = re.compile(r"[A-Z]+(?![a-z])[0-9]*|[A-Z]?[a-z]+[0-9]*|[0-9]+")
 _SKILL_NAME = re.compile(SKILL_NAME_PATTERN)
@@ -40,6 +49,80 @@ MAX_REJECTIONS: Final = 2
 
 TOOL_STYLES: Final[tuple[str, ...]] = ("snake", "camel", "pascal", "kebab", "dotted", "screaming")
 PARAM_STYLES: Final[tuple[str, ...]] = ("snake", "camel", "pascal", "kebab")
+PYTHON_TOOL_STYLES: Final[tuple[str, ...]] = ("snake", "camel", "pascal", "dotted", "screaming")
+PYTHON_PARAM_STYLES: Final[tuple[str, ...]] = ("snake", "camel", "pascal")
+_OPENAI_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+@dataclass(frozen=True)
+class NamingContext:
+    """What the renaming transforms of one ``augment`` call must respect beyond the hooks:
+    the name format, names that must not be renamed (``pinned``: e.g. names the task text
+    mentions), and names that were ever in use, which no new name may take
+    (``reserved_tools``: the original tool names; ``reserved_params``: current tool name ->
+    its original parameter names). A rename that re-used a freed name would make two
+    augmented names map back to one original name."""
+
+    name_format: NameFormat = "harness"
+    pinned: frozenset[str] = frozenset()
+    reserved_tools: frozenset[str] = frozenset()
+    reserved_params: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    def params_reserved_for(self, tool: str) -> frozenset[str]:
+        return self.reserved_params.get(tool, frozenset())
+
+
+DEFAULT_CONTEXT: Final = NamingContext()
+_CONTEXT: ContextVar[NamingContext] = ContextVar("hsa_naming", default=DEFAULT_CONTEXT)
+
+
+def naming_context() -> NamingContext:
+    return _CONTEXT.get()
+
+
+@contextmanager
+def using_naming(context: NamingContext) -> Iterator[None]:
+    token = _CONTEXT.set(context)
+    try:
+        yield
+    finally:
+        _CONTEXT.reset(token)
+
+
+def is_python_tool_name(name: str) -> bool:
+    """Identifiers joined by dots (``uber.ride``), ASCII, no keyword part, at most 64
+    characters, and OpenAI-legal once dots are written as underscores."""
+    return (
+        len(name) <= MAX_NAME_CHARS
+        and name.isascii()
+        and all(part.isidentifier() and not keyword.iskeyword(part) for part in name.split("."))
+        and _OPENAI_NAME.fullmatch(name.replace(".", "_")) is not None
+    )
+
+
+def is_python_param_name(name: str) -> bool:
+    return (
+        len(name) <= MAX_NAME_CHARS
+        and name.isascii()
+        and name.isidentifier()
+        and not keyword.iskeyword(name)
+    )
+
+
+def cut_at_word_boundary(name: str, limit: int = MAX_NAME_CHARS) -> str:
+    """``name`` shortened to at most ``limit`` characters, cut before a separator or a camel
+    hump (never inside a word); a single word longer than ``limit`` is truncated."""
+    if len(name) <= limit:
+        return name
+    best = 0
+    for index in range(1, limit + 1):
+        at_end = index == len(name)
+        separator = not at_end and name[index] in "-_."
+        hump = not at_end and name[index].isupper() and name[index - 1].islower()
+        if separator or hump:
+            best = index
+    cut = name[:best].rstrip("-_.") if best else name[:limit]
+    return cut or name[:limit]
 
 
 T = TypeVar("T")
@@ -146,8 +229,12 @@ def candidate_name(
         name = "-".join(edited)
         if not looks_like_identifier(name):
             name = f"{name}-{pick(rng, SKILL_MARKERS[split])}"
-        return name.lower()[:64]
-    styles = TOOL_STYLES if kind == "tool" else PARAM_STYLES
+        return cut_at_word_boundary(name.lower())
+    python = naming_context().name_format == "python"
+    if kind == "tool":
+        styles = PYTHON_TOOL_STYLES if python else TOOL_STYLES
+    else:
+        styles = PYTHON_PARAM_STYLES if python else PARAM_STYLES
     if mode == "random":
         prefix = pick(rng, NAME_MARKERS[split]) if kind == "tool" else "arg"
         edited = [prefix, *edited]
@@ -158,20 +245,24 @@ def candidate_name(
         style = pick(rng, styles)
     else:
         style = current
-    if kind == "param" and style not in PARAM_STYLES:
-        style = "snake"
+    if style not in styles or (
+        python and style == "dotted" and any(part[:1].isdigit() for part in edited)
+    ):
+        style = "snake"  # (a dotted part must not start with a digit)
     name = render_style(edited, style)
     if kind == "tool" and not looks_like_identifier(name):
         name = render_style([*edited, pick(rng, NAME_MARKERS[split])], style)
-    return name[:64]
+    return cut_at_word_boundary(name)
 
 
 def name_is_valid(name: str, kind: NameKind) -> bool:
+    """Legal for its kind, and for the name format of the current ``NamingContext``."""
     if kind == "skill":
         return _SKILL_NAME.fullmatch(name) is not None
+    python = naming_context().name_format == "python"
     if kind == "tool":
-        return _TOOL_NAME.fullmatch(name) is not None
-    return bool(name)
+        return _TOOL_NAME.fullmatch(name) is not None and (not python or is_python_tool_name(name))
+    return bool(name) and len(name) <= MAX_NAME_CHARS and (not python or is_python_param_name(name))
 
 
 def choose_renames(
@@ -216,4 +307,4 @@ def choose_renames(
 def _with_suffix(name: str, kind: NameKind, attempt: int) -> str:
     separator = "-" if kind == "skill" else "_"
     suffix = f"{separator}{attempt + 1}"
-    return name[: 64 - len(suffix)] + suffix
+    return cut_at_word_boundary(name, MAX_NAME_CHARS - len(suffix)) + suffix

@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 from harness_app.hsa.banks import Split
+from harness_app.hsa.naming import NameFormat
 from harness_app.hsa.transforms import (
     FAMILIES,
     Family,
@@ -33,6 +34,8 @@ class AugmentationPolicy:
     weights: tuple[tuple[str, float], ...]
     k: int = 3
     always: tuple[str, ...] = ()
+    # "python" keeps every new name parseable by BFCL's scorer (see naming.NameFormat).
+    name_format: NameFormat = "harness"
 
     def __post_init__(self) -> None:
         if self.k < 0:
@@ -96,6 +99,7 @@ class AugmentationPolicy:
             "split": self.split,
             "k": self.k,
             "always": list(self.always),
+            "name_format": self.name_format,
             "weights": {name: weight for name, weight in self.weights},
         }
 
@@ -110,6 +114,7 @@ class AugmentationPolicy:
         weights: Mapping[str, float] | None = None,
         always: Iterable[str] = (),
         exclude: Iterable[str] = (),
+        name_format: NameFormat = "harness",
     ) -> AugmentationPolicy:
         """A policy over the transforms of ``split`` (``None``: both) and ``families``.
         Default weights: 1 per family, split equally among its transforms; ``weights``
@@ -123,7 +128,7 @@ class AugmentationPolicy:
         pairs = tuple(
             (t.name, float(overrides.get(t.name, 1.0 / per_family[t.family]))) for t in selected
         )
-        return cls(name=name, weights=pairs, k=k, always=tuple(always))
+        return cls(name=name, weights=pairs, k=k, always=tuple(always), name_format=name_format)
 
 
 HSA_TRAIN = AugmentationPolicy.build("hsa-train", split="train", k=3)
@@ -137,12 +142,23 @@ HARNESS_VARIANT_T2 = AugmentationPolicy.build(
     families=("skill_content", "prompt_structure", "hook_functions"),
 )
 HELDOUT_ALL = AugmentationPolicy.build("hsa-heldout", split="heldout", k=3)
+# BFCL: the training policy draws on train transforms only (it used to mix in the held-out
+# ones, which leaked them into training data); the held-out one is for evaluation sets.
 BFCL_TOOL_SCHEMAS = AugmentationPolicy.build(
     "bfcl-tool-schemas",
-    split=None,
+    split="train",
     k=2,
     families=("tool_schemas",),
     always=("tool_schemas.rename_tools", "tool_schemas.rename_params"),
+    name_format="python",
+)
+BFCL_TOOL_SCHEMAS_HELDOUT = AugmentationPolicy.build(
+    "bfcl-tool-schemas-heldout",
+    split="heldout",
+    k=2,
+    families=("tool_schemas",),
+    always=("tool_schemas.unseen_synonym_names",),
+    name_format="python",
 )
 POLICIES: dict[str, AugmentationPolicy] = {
     policy.name: policy
@@ -152,10 +168,12 @@ POLICIES: dict[str, AugmentationPolicy] = {
         HARNESS_VARIANT_T2,
         HELDOUT_ALL,
         BFCL_TOOL_SCHEMAS,
+        BFCL_TOOL_SCHEMAS_HELDOUT,
     )
 }
 __all__ = [
     "BFCL_TOOL_SCHEMAS",
+    "BFCL_TOOL_SCHEMAS_HELDOUT",
     "FAMILIES",
     "HARNESS_VARIANT_T1",
     "HARNESS_VARIANT_T2",

@@ -70,6 +70,47 @@ def verify_pair(harness: Harness, trajectory: GoldTrajectory) -> list[str]:
     )
 
 
+def _properties(harness: Harness, tool_name: str) -> list[str]:
+    tool = harness.tool(tool_name)
+    properties = tool.input_schema.get("properties") if tool is not None else None
+    return list(properties) if isinstance(properties, dict) else []
+
+
+def mapping_problems(original: Harness, augmented: Harness, mapping: RenameMapping) -> list[str]:
+    """The mapping must be one-to-one between the original and the augmented names: every
+    original tool (and each of its parameters) lands on a distinct name that exists, and no
+    name the augmented harness adds (a distractor tool, an optional parameter) is an
+    original name, which the inverse mapping would send to the original item."""
+    problems: list[str] = []
+    originals = [tool.name for tool in original.tools]
+    images = [mapping.tool(name) for name in originals]
+    if len(set(images)) != len(images):
+        problems.append("the mapping sends two tools to the same name")
+    augmented_names = {tool.name for tool in augmented.tools}
+    for old, new in zip(originals, images, strict=True):
+        if new not in augmented_names:
+            problems.append(f"tool '{old}' maps to '{new}', which is not a tool")
+    for added in augmented_names - set(images):
+        if added in originals:
+            problems.append(f"added tool '{added}' has the name of an original tool")
+    for old, new in zip(originals, images, strict=True):
+        before = _properties(original, old)
+        after = _properties(augmented, new)
+        renamed = [mapping.param(old, name) for name in before]
+        if len(set(renamed)) != len(renamed):
+            problems.append(f"tool '{old}': the mapping sends two parameters to the same name")
+        missing = [name for name in renamed if name not in after]
+        if missing and new in augmented_names:
+            problems.append(f"tool '{old}': renamed parameters {missing} are not in '{new}'")
+        for added in set(after) - set(renamed):
+            if added in before:
+                problems.append(
+                    f"tool '{new}': added parameter '{added}' has the name of an original "
+                    f"parameter of '{old}', so the mapping is not one-to-one"
+                )
+    return problems
+
+
 def _constraint_problems(
     original: Harness, augmented: Harness, mapping: RenameMapping, steps: Sequence[RenameMapping]
 ) -> list[str]:
@@ -137,5 +178,6 @@ def augmentation_problems(
         profile = original_profile or decision_profile(original, original_trajectory)
         after = decision_profile(augmented, augmented_trajectory)
         problems += profile_differences(profile, after)
+    problems += mapping_problems(original, augmented, mapping)
     problems += _constraint_problems(original, augmented, mapping, steps)
     return problems

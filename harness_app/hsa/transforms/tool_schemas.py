@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import random
-from functools import partial
+import re
+from functools import lru_cache, partial
 from typing import Any, Final
 from urllib.parse import quote
 
@@ -28,6 +29,7 @@ from harness_app.hsa.naming import (
     choose_renames,
     guess_style,
     name_is_valid,
+    naming_context,
     render_style,
     tokens,
 )
@@ -103,12 +105,13 @@ def rename_tool_names(
     harness: Harness, mode: RenameMode, split: Split, rng: random.Random
 ) -> tuple[Harness, dict[str, str]]:
     guard = tool_rename_guard(harness)
+    context = naming_context()
     names = [tool.name for tool in harness.tools]
     renames = choose_renames(
-        [name for name in names if name not in guard.pinned],
+        [name for name in names if name not in guard.pinned and name not in context.pinned],
         "tool",
         lambda old: candidate_name(old, "tool", mode, split, rng),
-        taken=names,
+        taken=[*names, *context.reserved_tools],
         accept=guard.accept,
     )
     return rename_tools(harness, renames), renames
@@ -119,18 +122,20 @@ def rename_param_names(
 ) -> tuple[Harness, dict[str, dict[str, str]]]:
     """Rename the parameters of some tools (``pick_items``), keyed by tool name."""
     renames: dict[str, dict[str, str]] = {}
+    context = naming_context()
     chosen = pick_items(len(harness.tools), rng)
     for index, tool in enumerate(harness.tools):
         if index not in chosen:
             continue
         guard = param_rename_guard(harness, tool)
-        if not guard.renameable:
+        renameable = [name for name in guard.renameable if name not in context.pinned]
+        if not renameable:
             continue
         tool_renames = choose_renames(
-            guard.renameable,
+            renameable,
             "param",
             lambda old: candidate_name(old, "param", mode, split, rng),
-            taken=list(_properties(tool) or ()),
+            taken=[*(_properties(tool) or ()), *context.params_reserved_for(tool.name)],
             accept=lambda _old, new, guard=guard: guard.accept(new),  # type: ignore[misc]
         )
         if tool_renames:
@@ -306,10 +311,15 @@ def _optional_params(split: Split) -> ApplyFn:
                 tools.append(tool)
                 continue
             guard = param_rename_guard(harness, tool)
+            # Never a name a rename freed: it would map back to the original parameter.
+            reserved = naming_context().params_reserved_for(tool.name)
             options = [
                 (name, schema)
                 for name, schema in OPTIONAL_PARAMETERS[split]
-                if name not in properties and guard.accept(name)
+                if name not in properties
+                and name not in reserved
+                and guard.accept(name)
+                and name_is_valid(name, "param")
             ]
             if not options:
                 tools.append(tool)
@@ -325,15 +335,92 @@ def _optional_params(split: Split) -> ApplyFn:
     return apply
 
 
+_WORD = re.compile(r"[a-z]+")
+# Words that say what a tool does in general, not which domain it serves.
+GENERIC_TOOL_WORDS: Final = frozenset(
+    {
+        "get",
+        "list",
+        "set",
+        "create",
+        "update",
+        "delete",
+        "check",
+        "fetch",
+        "find",
+        "show",
+        "add",
+        "remove",
+        "return",
+        "search",
+        "info",
+        "data",
+        "the",
+        "a",
+        "an",
+        "of",
+        "for",
+        "to",
+        "and",
+        "or",
+        "in",
+        "on",
+        "by",
+        "with",
+        "from",
+        "its",
+        "is",
+        "are",
+        "that",
+        "this",
+        "it",
+        "number",
+        "date",
+        "name",
+    }
+)
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+
+
+@lru_cache(maxsize=8192)
+def topic_words(text: str) -> frozenset[str]:
+    """Domain words of a name or text: lowercase word tokens, plurals folded, generic tool
+    verbs and function words left out."""
+    words = set(_WORD.findall(" ".join(tokens(text)) + " " + text.lower()))
+    return frozenset(_stem(w) for w in words if w not in GENERIC_TOOL_WORDS and len(w) > 1)
+
+
+def distractor_may_answer(
+    name: str, description: str, harness: Harness, trajectory: GoldTrajectory
+) -> bool:
+    """A distractor could answer the task when a domain word of its name or description is
+    one of the task's (the viewer's message, the names of the harness's tools):
+    a ``get_weather`` distractor beside a weather question could be called instead of the
+    gold tool. Such distractors are never added."""
+    own = topic_words(name) | topic_words(description)
+    task = topic_words(trajectory.comment)
+    for tool in harness.tools:
+        task |= topic_words(tool.name)
+    task |= frozenset().union(*(topic_words(n) for n in naming_context().reserved_tools))
+    return not own.isdisjoint(task)
+
+
 def _distractor_tools(split: Split) -> ApplyFn:
-    def apply(harness: Harness, _trajectory: GoldTrajectory, rng: random.Random) -> TransformResult:
-        taken = {tool.name for tool in harness.tools}
+    def apply(harness: Harness, trajectory: GoldTrajectory, rng: random.Random) -> TransformResult:
+        taken = {tool.name for tool in harness.tools} | naming_context().reserved_tools
         # Distractors follow the naming style of the harness, so style never gives them away.
         style = guess_style(rng.choice(harness.tools).name) if harness.tools else "snake"
         options = []
         for name, description, schema in DISTRACTOR_TOOLS[split]:
             styled = render_style(tokens(name), style)
-            if name_is_valid(styled, "tool") and styled not in taken:
+            if (
+                name_is_valid(styled, "tool")
+                and styled not in taken
+                and not distractor_may_answer(name, description, harness, trajectory)
+            ):
                 options.append((styled, description, schema))
         if not options:
             return unchanged(harness)

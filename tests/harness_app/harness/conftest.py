@@ -11,7 +11,6 @@ from harness_app.harness.serialization import harness_from_yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 DEMO_HARNESS_PATH = REPO_ROOT / "harness_app" / "demo_data" / "live_stream_harness.yaml"
-BFCL_LIVE_SIMPLE = REPO_ROOT.parent / "shared" / "data" / "bfcl" / "live_simple.jsonl"
 
 
 @pytest.fixture(scope="session")

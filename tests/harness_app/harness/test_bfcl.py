@@ -1,19 +1,29 @@
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
 import pytest
 
-from harness_app.harness.bfcl import import_bfcl_file, normalise_bfcl_schema, tool_from_bfcl
+from harness_app.harness.bfcl import (
+    bfcl_function_from_tool,
+    bfcl_schema_from_json_schema,
+    import_bfcl_file,
+    normalise_bfcl_schema,
+    tool_from_bfcl,
+)
 from harness_app.harness.model import Harness, ToolExecutor
 from harness_app.harness.validation import validate_harness
-from tests.harness_app.harness.conftest import BFCL_LIVE_SIMPLE
+from harness_app.hsa.bfcl_data import CATEGORIES, DATA_DIR, load_category
 
-needs_bfcl_data = pytest.mark.skipif(
-    not BFCL_LIVE_SIMPLE.exists(),
-    reason=f"BFCL data not found at {BFCL_LIVE_SIMPLE} (the shared data folder is absent)",
-)
+
+@pytest.fixture(scope="module")
+def live_simple_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped live_simple questions as the plain JSONL file BFCL distributes."""
+    path = tmp_path_factory.mktemp("bfcl") / "live_simple.jsonl"
+    path.write_bytes(gzip.decompress((DATA_DIR / "BFCL_v4_live_simple.json.gz").read_bytes()))
+    return path
 
 
 def test_types_are_mapped_recursively() -> None:
@@ -155,12 +165,11 @@ def test_import_reports_broken_lines(tmp_path: Path) -> None:
     assert "tools[0].name: name 'has space' must match" in report.failures[1][1]
 
 
-@needs_bfcl_data
-def test_every_live_simple_case_imports_and_validates_alone() -> None:
-    lines = BFCL_LIVE_SIMPLE.read_text("utf-8").splitlines()
+def test_every_live_simple_case_imports_and_validates_alone(live_simple_file: Path) -> None:
+    lines = live_simple_file.read_text("utf-8").splitlines()
     case_ids = [json.loads(line)["id"] for line in lines if line.strip()]
 
-    report = import_bfcl_file(BFCL_LIVE_SIMPLE)
+    report = import_bfcl_file(live_simple_file)
 
     assert report.failures == []
     assert [case for case, _ in report.imported] == case_ids
@@ -169,9 +178,8 @@ def test_every_live_simple_case_imports_and_validates_alone() -> None:
         assert validate_harness(Harness(tools=(tool,))) == []
 
 
-@needs_bfcl_data
-def test_live_simple_special_cases_are_noted() -> None:
-    report = import_bfcl_file(BFCL_LIVE_SIMPLE)
+def test_live_simple_special_cases_are_noted(live_simple_file: Path) -> None:
+    report = import_bfcl_file(live_simple_file)
 
     assert sorted(case for case, _ in report.notes) == [
         "live_simple_117-73-0",
@@ -181,3 +189,50 @@ def test_live_simple_special_cases_are_noted() -> None:
     metrics = dict(report.imported)["live_simple_71-35-0"].input_schema["properties"]["metrics"]
     assert "enum" not in metrics
     assert metrics["items"]["enum"][:2] == ["favorability", "admired employer"]
+
+
+def test_every_function_of_every_single_turn_case_imports_together() -> None:
+    """One harness per case with all its offered functions; none fails to import."""
+    functions = cases = 0
+    for category in CATEGORIES:
+        for case in load_category(category)[0]:
+            tools = tuple(tool_from_bfcl(f) for f in case["function"])
+            assert validate_harness(Harness(tools=tools)) == [], case["id"]
+            functions += len(tools)
+            cases += 1
+    assert (cases, functions) == (3475, 8532)
+
+
+def test_bfcl_dialect_round_trip_keeps_what_is_accepted() -> None:
+    for category in CATEGORIES:
+        for case in load_category(category)[0]:
+            for function in case["function"]:
+                tool = tool_from_bfcl(function)
+                written = bfcl_function_from_tool(tool)
+                assert written["parameters"]["type"] == "dict"
+                assert isinstance(written["parameters"]["required"], list)
+                assert tool_from_bfcl(written).input_schema == tool.input_schema, function["name"]
+
+
+def test_bfcl_dialect_of_restyled_schemas() -> None:
+    schema = {
+        "type": "object",
+        "additionalProperties": True,
+        "properties": {
+            "a": {"type": ["number"], "title": "A"},
+            "b": {"const": "x", "type": "string"},
+            "c": {"type": "array", "prefixItems": [{"type": "integer"}]},
+            "d": {"description": "anything"},
+        },
+    }
+    written = bfcl_schema_from_json_schema(schema, top=True)
+    assert written == {
+        "type": "dict",
+        "properties": {
+            "a": {"type": "float", "title": "A"},
+            "b": {"enum": ["x"], "type": "string"},
+            "c": {"type": "array", "items": [{"type": "integer"}]},
+            "d": {"description": "anything", "type": "any"},
+        },
+        "required": [],
+    }

@@ -12,7 +12,6 @@ from harness_app.hsa.trajectory import GoldTrajectory, ToolCall
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 DEMO_HARNESS_PATH = REPO_ROOT / "harness_app" / "demo_data" / "live_stream_harness.yaml"
-BFCL_DIR = REPO_ROOT.parent / "shared" / "data" / "bfcl"
 
 
 @pytest.fixture(scope="session")

@@ -140,6 +140,7 @@ def test_named_policies_are_registered() -> None:
         "harness-variant-t2",
         "hsa-heldout",
         "bfcl-tool-schemas",
+        "bfcl-tool-schemas-heldout",
     }
     assert HSA_TRAIN.describe()["split"] == "train"
 
@@ -156,3 +157,46 @@ def test_the_package_never_imports_django() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "False"
+
+
+def _bank_words(split: str) -> dict[str, str]:
+    """Every word a bank can put into a name in ``split`` -> where it comes from."""
+    import re
+
+    from harness_app.hsa.naming import tokens
+
+    found: dict[str, str] = {}
+
+    def add(text: str, source: str) -> None:
+        for word in re.findall(r"[a-z0-9]+", " ".join(tokens(text))):
+            found.setdefault(word, source)
+
+    for key, options in banks.SYNONYMS[split].items():  # type: ignore[index]
+        for option in options:
+            add(option, f"SYNONYMS[{key}]")
+    for key, value in banks.TRANSLATIONS[split].items():  # type: ignore[index]
+        add(value, f"TRANSLATIONS[{key}]")
+    for marker in (*banks.NAME_MARKERS[split], *banks.SKILL_MARKERS[split]):  # type: ignore[index]
+        add(marker, "markers")
+    for name, _schema in banks.OPTIONAL_PARAMETERS[split]:  # type: ignore[index]
+        add(name, "OPTIONAL_PARAMETERS")
+    for entry in (*banks.DISTRACTOR_TOOLS[split], *banks.DISTRACTOR_SKILLS[split]):  # type: ignore[index]
+        add(entry[0], "distractors")
+    return found
+
+
+def test_train_and_heldout_vocabulary_share_no_word_across_banks_and_keys() -> None:
+    """Not only per key: 'broadcast' was a train synonym of push and a held-out one of live."""
+    train, heldout = _bank_words("train"), _bank_words("heldout")
+    shared = {word: (train[word], heldout[word]) for word in set(train) & set(heldout)}
+    assert shared == {}
+
+
+def test_no_policy_mixes_train_and_heldout_transforms() -> None:
+    """A training policy must never carry a held-out transform (bfcl-tool-schemas did)."""
+    for policy in POLICIES.values():
+        assert policy.split in ("train", "heldout"), policy.name
+        if policy.split == "train":
+            assert all(t.split == "train" for t in policy.transforms), policy.name
+    assert BFCL_TOOL_SCHEMAS.split == "train"
+    assert POLICIES["bfcl-tool-schemas-heldout"].split == "heldout"
