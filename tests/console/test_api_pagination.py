@@ -22,6 +22,7 @@ def list_urls(room: Room) -> list[str]:
         "/api/v1/rooms/",
         f"/api/v1/rooms/{room.pk}/products/",
         f"/api/v1/rooms/{room.pk}/api-keys/",
+        f"/api/v1/rooms/{room.pk}/webhook-secrets/",
         "/api/v1/harnesses/",
         f"/api/v1/harnesses/{harness_id}/versions/",
         "/api/v1/experiments/",
@@ -39,7 +40,7 @@ def test_the_list_above_is_every_paginated_api_list(room: Room) -> None:
             get = getattr(view, "get", None)
             if get is not None and "paginate_queryset" in inspect.getsource(get):
                 paginated.append(f"/api/v1/{pattern.pattern}")
-    assert len(paginated) == len(list_urls(room)) == 8
+    assert len(paginated) == len(list_urls(room)) == 9
 
 
 @pytest.mark.parametrize(
