@@ -41,11 +41,13 @@ from harness_app.harness.model import (
 from harness_app.harness.serialization import canonical_json
 from harness_app.harness.typed_reader import MAX_JSON_DEPTH
 from harness_app.harness.validation import (
+    MAX_HOOKS,
     MAX_SKILL_DESCRIPTION_CHARS,
     SKILL_NAME_HELP,
     SKILL_NAME_PATTERN,
     TOOL_NAME_HELP,
     TOOL_NAME_PATTERN,
+    hook_count_errors,
     input_schema_errors,
     validate_harness,
 )
@@ -427,7 +429,8 @@ def _prompt_errors(sections: tuple[PromptSection, ...]) -> list[FieldError]:
 
 def _hooks_errors(hooks: tuple[Hook, ...]) -> list[FieldError]:
     errors = _duplicates("hooks", "name", [k.name for k in hooks], "hook name")
-    for index, hook in enumerate(hooks):
+    errors += hook_count_errors(hooks)
+    for index, hook in enumerate(hooks[:MAX_HOOKS]):
         errors += _reroot(_hook_errors(hook), "hooks[0]", f"hooks[{index}]")
     return errors
 
