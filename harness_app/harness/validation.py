@@ -33,6 +33,7 @@ from harness_app.harness.model import (
     ToolExecutor,
 )
 from harness_app.harness.prompt import PROMPT_VARIABLES, TemplateError, template_variables
+from harness_app.harness.schema_validation import regex_keyword_errors
 from harness_app.harness.typed_reader import TypedReader
 
 SKILL_NAME_PATTERN = r"^[a-z0-9-]{1,64}$"
@@ -228,7 +229,8 @@ def _tool_errors(tool: Tool, path: str) -> list[FieldError]:
 
 
 def input_schema_errors(schema: object, path: str) -> list[FieldError]:
-    """Problems with a tool's input schema: Draft 2020-12 meta-schema and top-level object."""
+    """Problems with a tool's input schema: Draft 2020-12 meta-schema, top-level object, and
+    every regex keyword compiling in RE2 (the argument validator runs them there)."""
     if not isinstance(schema, dict):
         return [FieldError(path, "input_schema must be a JSON Schema object")]
     # Plain JSON of bounded depth first: the meta-schema validator recurses and expects JSON.
@@ -243,6 +245,9 @@ def input_schema_errors(schema: object, path: str) -> list[FieldError]:
         )
         for error in sorted(_META_VALIDATOR.iter_errors(schema), key=lambda e: e.json_path)
     ]
+    # One error per field: a pattern that is not a regex at all is already reported.
+    reported = {e.path for e in errors}
+    errors += [e for e in regex_keyword_errors(schema, path) if e.path not in reported]
     if schema.get("type") != "object":
         errors.append(
             FieldError(

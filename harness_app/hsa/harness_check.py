@@ -24,6 +24,7 @@ from functools import lru_cache
 from typing import Any, Final
 
 from jsonschema import Draft202012Validator
+from jsonschema.protocols import Validator
 
 from harness_app.harness.conditions import ConditionError
 from harness_app.harness.errors import FieldError, join_path
@@ -38,6 +39,7 @@ from harness_app.harness.model import (
     Tool,
     ToolExecutor,
 )
+from harness_app.harness.schema_validation import re2_error, re2_validator
 from harness_app.harness.serialization import canonical_json
 from harness_app.harness.typed_reader import MAX_JSON_DEPTH
 from harness_app.harness.validation import (
@@ -138,9 +140,9 @@ class SchemaCache:
         self._errors: IdentityCache[tuple[FieldError, ...]] = IdentityCache(4096)
         self._nodes: IdentityCache[tuple[int | None]] = IdentityCache(8192)
         self._shells: dict[str, bool] = {}
-        self._validators: IdentityCache[Draft202012Validator] = IdentityCache()
-        self._validators_by_text: dict[str, Draft202012Validator] = {}
-        self._arguments: dict[tuple[int, str], tuple[Draft202012Validator, bool]] = {}
+        self._validators: IdentityCache[Validator] = IdentityCache()
+        self._validators_by_text: dict[str, Validator] = {}
+        self._arguments: dict[tuple[int, str], tuple[Validator, bool]] = {}
 
     def errors(self, schema: object) -> tuple[FieldError, ...]:
         """``input_schema_errors(schema, "")``, computed in full only for invalid schemas."""
@@ -159,15 +161,15 @@ class SchemaCache:
         self._errors.put(schema, errors)
         return errors
 
-    def validator(self, schema: dict[str, Any]) -> Draft202012Validator:
-        """A validator for arguments (the schema must be valid)."""
+    def validator(self, schema: dict[str, Any]) -> Validator:
+        """A validator for arguments (the schema must be valid); regexes run in RE2."""
         hit = self._validators.get(schema)
         if hit is not None:
             return hit
         text = canonical_json(schema)
         validator = self._validators_by_text.get(text)
         if validator is None:
-            validator = Draft202012Validator(schema)
+            validator = re2_validator(schema)
             if len(self._validators_by_text) >= _TEXT_CACHE_SIZE:
                 self._validators_by_text.clear()
             self._validators_by_text[text] = validator
@@ -206,8 +208,8 @@ class SchemaCache:
         shell: dict[str, Any] = {}
         height = 0
         for key, value in node.items():
-            if not isinstance(key, str):
-                return None
+            if not isinstance(key, str) or not _re2_safe(key, value):
+                return None  # the full check reports it
             child: int | None
             if key in _SUBSCHEMA_SINGLE and isinstance(value, dict):
                 shell[key] = True
@@ -247,6 +249,16 @@ class SchemaCache:
                     return None
                 height = max(height, sub)
         return height + 1
+
+
+def _re2_safe(key: str, value: Any) -> bool:
+    """The fast path's share of ``regex_keyword_errors``: regexes compile in RE2, and
+    ``unevaluatedProperties`` (rare) always takes the full check."""
+    if key == "pattern" and isinstance(value, str):
+        return re2_error(value) is None
+    if key == "patternProperties" and isinstance(value, dict):
+        return all(isinstance(k, str) and re2_error(k) is None for k in value)
+    return key != "unevaluatedProperties"
 
 
 @lru_cache(maxsize=256)
@@ -479,6 +491,6 @@ def arguments_valid(schema: dict[str, Any], arguments: object) -> bool:
     return SCHEMAS.arguments_valid(schema, arguments)
 
 
-def argument_validator(schema: dict[str, Any]) -> Draft202012Validator:
+def argument_validator(schema: dict[str, Any]) -> Validator:
     """Cached argument validator of a *valid* tool schema."""
     return SCHEMAS.validator(schema)

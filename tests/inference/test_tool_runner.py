@@ -117,3 +117,15 @@ def test_arguments_are_checked_before_anything_runs(demo_harness, server):  # ty
     assert len(Hook.received) == count
     unknown = runner(*demo_harness.tools).run("nope", {})
     assert unknown.error == "unknown_tool" and "get_product" in unknown.result["error"]
+
+
+def test_argument_patterns_run_in_re2_not_pythons_backtracking_re() -> None:
+    # Issue 9: ^(a+)+$ against "a" * 32 + "!" froze a worker past 120 s in jsonschema's re.
+    from inference.tools.runner import argument_errors
+
+    schema = {"type": "object", "properties": {"sku": {"type": "string", "pattern": r"^(a+)+$"}}}
+    evil = Tool("lookup", "Look up.", schema, ToolExecutor(kind="catalog", operation="get_product"))
+    started = time.perf_counter()
+    problems = argument_errors(evil, {"sku": "a" * 32 + "!"})
+    assert time.perf_counter() - started < 0.2
+    assert problems == ["sku: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!' does not match '^(a+)+$'"]
