@@ -48,6 +48,7 @@ from celpy.evaluation import Activation, CELEvalError, Evaluator, base_functions
 from lark import Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedToken
 
+from harness_app.harness.re2_text import searchable
 from harness_app.harness.serialization import canonical_json
 
 MAX_CEL_SOURCE_CHARS: Final = 2000
@@ -314,7 +315,8 @@ class CompiledCondition:
         a CEL evaluation runs past ``time_limit_s`` or ``MAX_CEL_EVAL_STEPS`` (it is stopped
         there, not waited for). A regex search is linear in the text (RE2) and not stopped."""
         if self.kind == "regex":
-            return self._regex.search(inspected_text(self.event, activation)) is not None
+            text = searchable(inspected_text(self.event, activation))
+            return self._regex.search(text) is not None
         assert self._runner is not None
         deadline = None if time_limit_s is None else time.perf_counter() + time_limit_s
         outcome = _run(self._runner, cel_activation(self.event, activation), deadline)
@@ -434,7 +436,7 @@ def _re2_matches(text: celtypes.Value, pattern: celtypes.Value) -> celtypes.Valu
         return CELEvalError(
             f"matches(): invalid RE2 pattern ({_re2_detail(exc)})", TypeError, exc.args
         )
-    return celtypes.BoolType(compiled.search(str(text)) is not None)
+    return celtypes.BoolType(compiled.search(searchable(str(text))) is not None)
 
 
 def _re2_detail(exc: Exception) -> str:

@@ -27,6 +27,7 @@ from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 
 from harness_app.harness.errors import FieldError, join_path
+from harness_app.harness.re2_text import searchable
 
 # Keywords whose value is one subschema, a map of subschemas, or a list of subschemas.
 _SINGLE = (
@@ -69,7 +70,7 @@ def _compiled(pattern: str) -> Any:  # re2._Regexp (google-re2 ships no type inf
 def re2_search(pattern: str, text: str) -> bool:
     """Whether ``pattern`` (RE2 syntax) matches anywhere in ``text``, as JSON Schema's
     ``pattern`` does. Raises ``Re2PatternError`` for a pattern RE2 cannot compile."""
-    return _compiled(pattern).search(text) is not None
+    return _compiled(pattern).search(searchable(text)) is not None
 
 
 def re2_error(pattern: str) -> str | None:
@@ -82,10 +83,11 @@ def re2_error(pattern: str) -> str | None:
 
 
 # --- keywords --------------------------------------------------------------------------------
+# ``validator`` is typed Any: the stubs' Validator protocol has no ``descend``.
 
 
 def _pattern(
-    validator: Validator, pattern: Any, instance: Any, schema: Mapping[str, Any]
+    validator: Any, pattern: Any, instance: Any, schema: Mapping[str, Any]
 ) -> Iterator[ValidationError]:
     if not validator.is_type(instance, "string") or not isinstance(pattern, str):
         return
@@ -99,7 +101,7 @@ def _pattern(
 
 
 def _pattern_properties(
-    validator: Validator, patterns: Any, instance: Any, schema: Mapping[str, Any]
+    validator: Any, patterns: Any, instance: Any, schema: Mapping[str, Any]
 ) -> Iterator[ValidationError]:
     if not validator.is_type(instance, "object") or not isinstance(patterns, Mapping):
         return
@@ -125,7 +127,7 @@ def _additional_names(instance: Mapping[str, Any], schema: Mapping[str, Any]) ->
 
 
 def _additional_properties(
-    validator: Validator, allowed: Any, instance: Any, schema: Mapping[str, Any]
+    validator: Any, allowed: Any, instance: Any, schema: Mapping[str, Any]
 ) -> Iterator[ValidationError]:
     # jsonschema's own keyword, with the patternProperties lookup on RE2.
     if not validator.is_type(instance, "object"):
@@ -151,7 +153,7 @@ _UNEVALUATED_PROPERTIES = Draft202012Validator.VALIDATORS["unevaluatedProperties
 
 
 def _unevaluated_properties(
-    validator: Validator, unevaluated: Any, instance: Any, schema: Mapping[str, Any]
+    validator: Any, unevaluated: Any, instance: Any, schema: Mapping[str, Any]
 ) -> Iterator[ValidationError]:
     if _needs_python_regex(schema):
         yield ValidationError(_UNSUPPORTED_UNEVALUATED)

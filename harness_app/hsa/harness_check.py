@@ -180,14 +180,15 @@ class SchemaCache:
         """Whether arguments validate against a valid schema (cached by the validator and
         the arguments' canonical JSON: gold arguments repeat across examples)."""
         validator = self.validator(schema)
+        instance: Any = arguments  # any value; the validator judges it
         try:
             key = canonical_json(arguments)
         except (TypeError, ValueError):
-            return bool(validator.is_valid(arguments))
+            return bool(validator.is_valid(instance))
         hit = self._arguments.get((id(validator), key))
         if hit is not None and hit[0] is validator:
             return hit[1]
-        valid = bool(validator.is_valid(arguments))
+        valid = bool(validator.is_valid(instance))
         if len(self._arguments) >= _TEXT_CACHE_SIZE:
             self._arguments.clear()
         self._arguments[(id(validator), key)] = (validator, valid)

@@ -383,3 +383,11 @@ def test_without_a_time_limit_the_step_budget_still_stops_an_evaluation() -> Non
         compiled.evaluate(reply_activation(quoted_prices=prices, catalog_prices=prices))
     # ...and the timeout is a runtime error, so every caller's fail_mode handling applies.
     assert issubclass(ConditionTimeout, ConditionRuntimeError)
+
+
+def test_re2_searches_text_with_a_lone_surrogate() -> None:
+    # JSON from a model may carry "\ud800"; RE2 needs UTF-8, which such a string is not.
+    regex = compile_condition("regex", r"(?i)\bbest\b", "pre_reply")
+    assert regex.evaluate(reply_activation(reply="the best \ud800 coat")) is True
+    cel = compile_condition("cel", "reply.matches('coat$')", "pre_reply")
+    assert cel.evaluate(reply_activation(reply="a \ud800 coat")) is True

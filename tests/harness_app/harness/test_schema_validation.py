@@ -140,3 +140,9 @@ def test_unevaluated_properties_may_not_rely_on_python_regexes() -> None:
     assert regex_keyword_errors(plain, "s") == []
     assert messages(plain, {"a": 1}) == []
     assert len(messages(plain, {"b": 1})) == 1
+
+
+def test_strings_with_a_lone_surrogate_are_validated_not_crashed_on() -> None:
+    schema = {"type": "object", "properties": {"sku": {"type": "string", "pattern": "^SKU"}}}
+    assert messages(schema, {"sku": "SKU-\ud800"}) == []
+    assert len(messages(schema, {"sku": "\ud800"})) == 1
