@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -15,6 +16,13 @@ from harness_app.models import Coupon, Product, Room
 FREE_SHIPPING_FROM = Decimal("99.00")
 STANDARD_SHIPPING = Decimal("6.00")
 SEARCH_LIMIT = 5
+# Arguments come from a model: text PostgreSQL cannot hold (NUL, lone surrogates) matches no
+# stored row, and sending it in a query would fail the whole reply instead of the lookup.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _matches_nothing(text: str) -> bool:
+    return _UNSTORABLE.search(text) is not None
 
 
 class RoomCatalogGateway:
@@ -23,6 +31,8 @@ class RoomCatalogGateway:
         self._products: dict[str, Product | None] = {}
 
     def _product(self, sku: str) -> Product | None:
+        if _matches_nothing(sku):
+            return None
         if sku not in self._products:
             self._products[sku] = Product.objects.filter(room=self.room, sku=sku).first()
         return self._products[sku]
@@ -69,7 +79,9 @@ class RoomCatalogGateway:
             Q(ends_at__isnull=True) | Q(ends_at__gt=now),
         )
         if sku:
-            coupons = coupons.filter(Q(sku="") | Q(sku=sku))
+            coupons = coupons.filter(
+                Q(sku="") | Q(sku=sku) if not _matches_nothing(sku) else Q(sku="")
+            )
         return {
             "currency": self.room.currency,
             "coupons": [
@@ -103,6 +115,8 @@ class RoomCatalogGateway:
         }
 
     def search_products(self, query: str) -> dict[str, Any]:
+        if _matches_nothing(query):
+            return {"results": []}
         matches = Product.objects.filter(room=self.room, title__icontains=query.strip())[
             :SEARCH_LIMIT
         ]

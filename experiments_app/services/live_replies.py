@@ -2,12 +2,17 @@
 
 It must never fall over: a model timeout or outage, a missing published harness or an
 unexpected runtime error all end in the room's fallback reply with ``fallback=True``, and
-the request is still recorded with its trace.
+the request is still recorded with its trace. Once a request's row is claimed it always ends
+``done``: text PostgreSQL cannot store (U+0000, lone surrogates, non-finite numbers) is
+replaced before the UPDATE (a reply containing it is not said: the fallback is), and if the
+UPDATE still fails, a minimal fallback result is written instead.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,13 +69,33 @@ def live_reply(
         existing = LiveReply.objects.get(room=room, request_id=request.request_id)
         return _wait_for(existing, started + deadline_s, room)
 
-    trace, choice = _run(room, request, choice, deadline_s - (time.perf_counter() - started))
-    result = {
-        "arm": choice.arm if choice else LiveReply.Arm.HARNESS,
-        "harness_version": choice.version if choice else None,
-        "endpoint": choice.endpoint if choice else None,
-        "experiment_id": choice.experiment_id if choice else None,
-        "experiment_arm_id": choice.experiment_arm_id if choice else None,
+    try:
+        trace, choice = _run(room, request, choice, deadline_s - (time.perf_counter() - started))
+        if _unstorable(trace.reply):
+            # A model reply with NUL or a lone surrogate is broken output, not for viewers.
+            trace.add("fallback", "unstorable_reply", trace.now_ms(), reply=room.fallback_reply)
+            trace.finish(room.fallback_reply, fallback_reason="unstorable_reply")
+        result = _storable(_result(trace, choice, started))
+    except Exception:  # the claimed row must still end done, with the fallback
+        log.exception("live reply failed for room %s request %s", room.pk, request.request_id)
+        result = _fallback_result(room, choice, started, "runtime_error")
+    try:
+        # One UPDATE of the claimed row (no save() machinery on the hot path); a savepoint,
+        # so a failure leaves a caller's transaction usable for the fallback write.
+        with transaction.atomic():
+            LiveReply.objects.filter(pk=record.pk).update(**result)
+    except Exception:
+        log.exception("storing live reply %s failed; storing the fallback", record.pk)
+        result = _fallback_result(room, choice, started, "store_error")
+        LiveReply.objects.filter(pk=record.pk).update(**result)
+    for name, value in result.items():
+        setattr(record, name, value)
+    return record
+
+
+def _result(trace: ReplyTrace, choice: ArmChoice | None, started: float) -> dict[str, Any]:
+    return {
+        **_choice_fields(choice),
         "hook_blocked": hook_blocked(trace),
         "reply": trace.reply,
         "fallback": trace.fallback_used,
@@ -85,11 +110,47 @@ def live_reply(
         "latency_ms": round((time.perf_counter() - started) * 1000, 3),
         "updated_at": timezone.now(),
     }
-    # One UPDATE of the claimed row (no save() machinery on the hot path).
-    LiveReply.objects.filter(pk=record.pk).update(**result)
-    for name, value in result.items():
-        setattr(record, name, value)
-    return record
+
+
+def _choice_fields(choice: ArmChoice | None) -> dict[str, Any]:
+    return {
+        "arm": choice.arm if choice else LiveReply.Arm.HARNESS,
+        "harness_version": choice.version if choice else None,
+        "endpoint": choice.endpoint if choice else None,
+        "experiment_id": choice.experiment_id if choice else None,
+        "experiment_arm_id": choice.experiment_arm_id if choice else None,
+    }
+
+
+def _fallback_result(
+    room: Room, choice: ArmChoice | None, started: float, reason: str
+) -> dict[str, Any]:
+    """A result that can always be stored: the room's fallback and a one-step trace."""
+    result = _result(_fallback_trace(room, reason), choice, started)
+    return _storable(result)
+
+
+# Characters PostgreSQL text and jsonb cannot hold: NUL, and lone UTF-16 surrogates (which
+# do not encode to UTF-8 at all).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _unstorable(text: str) -> bool:
+    return _UNSTORABLE.search(text) is not None
+
+
+def _storable(value: Any) -> Any:
+    """``value`` with every string made storable (U+FFFD for each bad character) and
+    non-finite floats (which jsonb rejects) written as strings; other values unchanged."""
+    if isinstance(value, str):
+        return _UNSTORABLE.sub("\ufffd", value) if _unstorable(value) else value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, dict):
+        return {_storable(k) if isinstance(k, str) else k: _storable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_storable(v) for v in value]
+    return value
 
 
 def _claim(room: Room, request: ReplyRequest, source: str) -> LiveReply:

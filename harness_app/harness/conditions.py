@@ -13,8 +13,20 @@ values and populated values, so both sides of ``||``/``&&`` and macro bodies run
 depend on the data (a missing map key, division by zero) cannot be decided at save time; at
 run time they raise ``ConditionRuntimeError`` and the hook's ``fail_mode`` decides.
 
-The evaluation cost is bounded by construction: at most ``MAX_CEL_AST_NODES`` nodes, macros
-(the only loops) nested at most ``MAX_MACRO_NESTING`` deep, and RE2 for ``matches()``.
+The evaluation cost is bounded by construction and enforced while evaluating:
+
+- at save: at most ``MAX_CEL_AST_NODES`` nodes, list/map literals of at most
+  ``MAX_CEL_LITERAL_ITEMS`` items, macros (the only loops) nested at most ``MAX_MACRO_NESTING``
+  deep, and an estimated worst case of at most ``MAX_CEL_ESTIMATED_STEPS`` evaluation steps
+  (tree nodes visited; a macro costs its body times the size of the list it iterates: a
+  literal's item count, or ``ASSUMED_RUNTIME_ITEMS`` for event data), so two nested 140-item
+  literals (19,600 iterations) are refused instead of taking seconds;
+- at run time: every tree node the evaluator visits is one step of a budget of
+  ``MAX_CEL_EVAL_STEPS`` steps and checks the evaluation's deadline (the hook's ``timeout_ms``
+  or what is left of the reply's deadline, whichever is sooner), so an evaluation over large
+  event data is stopped mid-way (``ConditionTimeout``) instead of being waited for.
+
+``matches()`` runs on RE2.
 """
 
 from __future__ import annotations
@@ -22,6 +34,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -31,10 +44,11 @@ import re2
 from celpy import celtypes
 from celpy.adapter import json_to_cel
 from celpy.celparser import CELParseError
-from celpy.evaluation import CELEvalError, base_functions
+from celpy.evaluation import Activation, CELEvalError, Evaluator, base_functions
 from lark import Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedToken
 
+from harness_app.harness.re2_text import searchable
 from harness_app.harness.serialization import canonical_json
 
 MAX_CEL_SOURCE_CHARS: Final = 2000
@@ -43,6 +57,14 @@ MAX_CEL_AST_NODES: Final = 300
 MAX_CEL_TREE_DEPTH: Final = 200
 MAX_MACRO_NESTING: Final = 2
 MAX_REGEX_CHARS: Final = 1000
+# Items in one list or map literal.
+MAX_CEL_LITERAL_ITEMS: Final = 32
+# The size assumed at save time for a list or map that comes from the event's data.
+ASSUMED_RUNTIME_ITEMS: Final = 8
+# Compile-time worst-case estimate, and the hard cap while evaluating, in evaluator steps
+# (tree nodes visited: about 10 microseconds each in cel-python; see docs/RUNTIME.md).
+MAX_CEL_ESTIMATED_STEPS: Final = 5_000
+MAX_CEL_EVAL_STEPS: Final = 20_000
 
 TOOL_EVENTS: tuple[str, ...] = ("pre_tool_use", "post_tool_use")
 
@@ -178,6 +200,10 @@ class ConditionRuntimeError(RuntimeError):
     decides what happens)."""
 
 
+class ConditionTimeout(ConditionRuntimeError):
+    """The evaluation was stopped: it reached its time limit or its step budget."""
+
+
 def describe_event_variables(event: str) -> str:
     """``reply (string), comment (string), ...`` for messages and the editor's help text."""
     return ", ".join(f"{name} ({cel_type})" for name, cel_type in EVENT_VARIABLES[event].items())
@@ -278,16 +304,22 @@ class CompiledCondition:
     kind: str
     source: str
     event: str
-    _runner: celpy.Runner | None = None
+    _runner: _BudgetedRunner | None = None
     _regex: Any = None  # re2._Regexp (google-re2 ships no type information)
 
-    def evaluate(self, activation: Mapping[str, object]) -> bool:
+    def evaluate(
+        self, activation: Mapping[str, object], *, time_limit_s: float | None = None
+    ) -> bool:
         """True when the hook fires. Raises ``ConditionRuntimeError`` if the activation is
-        missing/mistyped or the expression fails on this data."""
+        missing/mistyped or the expression fails on this data, and ``ConditionTimeout`` when
+        a CEL evaluation runs past ``time_limit_s`` or ``MAX_CEL_EVAL_STEPS`` (it is stopped
+        there, not waited for). A regex search is linear in the text (RE2) and not stopped."""
         if self.kind == "regex":
-            return self._regex.search(inspected_text(self.event, activation)) is not None
+            text = searchable(inspected_text(self.event, activation))
+            return self._regex.search(text) is not None
         assert self._runner is not None
-        outcome = _run(self._runner, cel_activation(self.event, activation))
+        deadline = None if time_limit_s is None else time.perf_counter() + time_limit_s
+        outcome = _run(self._runner, cel_activation(self.event, activation), deadline)
         if isinstance(outcome, CELEvalError):
             raise ConditionRuntimeError(f"condition failed: {_clean_cel_message(outcome)}")
         if isinstance(outcome, RecursionError):
@@ -319,6 +351,53 @@ def compile_condition(kind: str, source: str, event: str) -> CompiledCondition:
 _ENVIRONMENT = celpy.Environment()
 
 
+class _BudgetExceeded(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _Budget:
+    """Steps and wall time of one evaluation, shared by its macro sub-evaluators."""
+
+    __slots__ = ("deadline", "max_steps", "steps")
+
+    def __init__(self, max_steps: int, deadline: float | None) -> None:
+        self.max_steps = max_steps
+        self.deadline = deadline
+        self.steps = 0
+
+    def step(self) -> None:
+        self.steps += 1
+        if self.steps > self.max_steps:
+            raise _BudgetExceeded(f"more than {self.max_steps} evaluation steps")
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise _BudgetExceeded("its time limit")
+
+
+class _BudgetedEvaluator(Evaluator):
+    """cel-python's tree-walking evaluator with one budget step per node visited (lark's
+    ``Interpreter._visit_tree`` is the one place every node, macro bodies included, passes)."""
+
+    def __init__(self, ast: Tree[Any], activation: Activation, budget: _Budget) -> None:
+        super().__init__(ast, activation)
+        self._budget = budget
+
+    def sub_evaluator(self, ast: Tree[Any]) -> Evaluator:
+        return _BudgetedEvaluator(ast, self.activation, self._budget)
+
+    def _visit_tree(self, tree: Tree[Any]) -> Any:
+        self._budget.step()
+        return super()._visit_tree(tree)
+
+
+class _BudgetedRunner(celpy.InterpretedRunner):
+    def evaluate_within(
+        self, context: dict[str, celtypes.Value], budget: _Budget
+    ) -> celtypes.Value:
+        return _BudgetedEvaluator(self.ast, self.new_activation(), budget).evaluate(context)
+
+
 def _compile_cel(source: str, event: str) -> CompiledCondition:
     if len(source) > MAX_CEL_SOURCE_CHARS:
         raise ConditionError(
@@ -332,7 +411,15 @@ def _compile_cel(source: str, event: str) -> CompiledCondition:
     except RecursionError as exc:
         raise ConditionError("CEL condition is too deeply nested") from exc
     _check_ast(ast, event)
-    runner = environment.program(ast, functions={"matches": _re2_matches})
+    estimate = estimated_steps(ast)
+    if estimate > MAX_CEL_ESTIMATED_STEPS:
+        raise ConditionError(
+            f"CEL condition is too expensive: about {estimate} evaluation steps in the worst "
+            f"case, the limit is {MAX_CEL_ESTIMATED_STEPS} (a macro costs its body times the "
+            f"items it iterates: a literal's size, or {ASSUMED_RUNTIME_ITEMS} for event data); "
+            "use smaller lists, fewer nested macros, or split it into several hooks"
+        )
+    runner = _BudgetedRunner(environment, ast, {"matches": _re2_matches})
     for populated in (False, True):
         _type_check(runner, event, populated)
     return CompiledCondition(kind="cel", source=source, event=event, _runner=runner)
@@ -349,7 +436,7 @@ def _re2_matches(text: celtypes.Value, pattern: celtypes.Value) -> celtypes.Valu
         return CELEvalError(
             f"matches(): invalid RE2 pattern ({_re2_detail(exc)})", TypeError, exc.args
         )
-    return celtypes.BoolType(compiled.search(str(text)) is not None)
+    return celtypes.BoolType(compiled.search(searchable(str(text))) is not None)
 
 
 def _re2_detail(exc: Exception) -> str:
@@ -410,6 +497,13 @@ def _check_ast(ast: Tree[Any], event: str) -> None:
         tokens = [c for c in node.children if isinstance(c, Token)]
         bound, macro_depth = frame.bound, frame.macro_depth
 
+        if node.data in ("list_lit", "map_lit"):
+            items = _literal_items(node)
+            if items > MAX_CEL_LITERAL_ITEMS:
+                kind = "list" if node.data == "list_lit" else "map"
+                raise ConditionError(
+                    f"a {kind} literal has {items} items; the limit is {MAX_CEL_LITERAL_ITEMS}"
+                )
         if node.data in ("ident", "dot_ident"):
             _check_identifier(str(tokens[0]), bound, declared, event)
             continue
@@ -449,6 +543,58 @@ def _check_ast(ast: Tree[Any], event: str) -> None:
         stack.extend(_Frame(child, bound, macro_depth, depth) for child in children)
 
 
+def _literal_items(node: Tree[Any]) -> int:
+    """Items of a ``list_lit`` / ``map_lit`` node (a map's inits alternate key, value)."""
+    inits = [c for c in node.children if isinstance(c, Tree)]
+    if not inits:
+        return 0
+    count = len([c for c in inits[0].children if isinstance(c, Tree)])
+    return count // 2 if node.data == "map_lit" else count
+
+
+def _unwrapped(node: Tree[Any]) -> Tree[Any]:
+    while (
+        node.data not in ("list_lit", "map_lit")
+        and len(node.children) == 1
+        and isinstance(node.children[0], Tree)
+    ):
+        node = node.children[0]
+    return node
+
+
+def _iterated_items(target: Tree[Any]) -> int:
+    """How many items a macro over ``target`` iterates, at worst: a literal's size, the size
+    of the list a map()/filter() makes, or the assumed size of event data."""
+    node = _unwrapped(target)
+    if node.data in ("list_lit", "map_lit"):
+        return _literal_items(node)
+    if node.data == "member_dot_arg":
+        method = next((str(c) for c in node.children if isinstance(c, Token)), "")
+        inner = node.children[0]
+        if method in ("map", "filter") and isinstance(inner, Tree):
+            return _iterated_items(inner)
+    return ASSUMED_RUNTIME_ITEMS
+
+
+def estimated_steps(ast: Tree[Any]) -> int:
+    """A worst-case estimate of the evaluator steps (tree nodes visited) of one evaluation:
+    every node once, and a macro's body once per item it iterates. Recursive, on a tree whose
+    depth ``_check_ast`` has already bounded."""
+    cost = 1
+    if ast.data == "member_dot_arg":
+        method = next((str(c) for c in ast.children if isinstance(c, Token)), "")
+        trees = [c for c in ast.children if isinstance(c, Tree)]
+        if method in _MACROS and len(trees) == 2:
+            target, arguments = trees
+            parts = [c for c in arguments.children if isinstance(c, Tree)]
+            body = sum(estimated_steps(part) for part in parts[1:])
+            return cost + estimated_steps(target) + 1 + _iterated_items(target) * body
+    for child in ast.children:
+        if isinstance(child, Tree):
+            cost += estimated_steps(child)
+    return cost
+
+
 def _check_identifier(
     name: str, bound: frozenset[str], declared: Mapping[str, str], event: str
 ) -> None:
@@ -464,10 +610,17 @@ def _unknown_function(name: str) -> str:
     return f"unknown function '{name}'; available: {', '.join(available)}"
 
 
-def _run(runner: celpy.Runner, activation: dict[str, celtypes.Value]) -> object:
-    """Evaluate, returning the result, the CEL error, or a RecursionError (never raising)."""
+def _run(
+    runner: _BudgetedRunner,
+    activation: dict[str, celtypes.Value],
+    deadline: float | None = None,
+) -> object:
+    """Evaluate within ``MAX_CEL_EVAL_STEPS`` and ``deadline``, returning the result, the CEL
+    error or a RecursionError; raises ``ConditionTimeout`` when the budget runs out."""
     try:
-        return runner.evaluate(activation)
+        return runner.evaluate_within(activation, _Budget(MAX_CEL_EVAL_STEPS, deadline))
+    except _BudgetExceeded as exc:
+        raise ConditionTimeout(f"condition stopped after {exc.reason}") from None
     except CELEvalError as exc:
         return exc
     except RecursionError as exc:
@@ -477,9 +630,15 @@ def _run(runner: celpy.Runner, activation: dict[str, celtypes.Value]) -> object:
         return CELEvalError(str(exc), type(exc), exc.args)
 
 
-def _type_check(runner: celpy.Runner, event: str, populated: bool) -> None:
+def _type_check(runner: _BudgetedRunner, event: str, populated: bool) -> None:
     sample = "populated" if populated else "empty"
-    outcome = _run(runner, cel_activation(event, sample_activation(event, populated=populated)))
+    try:
+        outcome = _run(runner, cel_activation(event, sample_activation(event, populated=populated)))
+    except ConditionTimeout as exc:
+        raise ConditionError(
+            f"CEL condition is too expensive: on {sample} sample values it needed more than "
+            f"{MAX_CEL_EVAL_STEPS} evaluation steps"
+        ) from exc
     if isinstance(outcome, RecursionError):
         raise ConditionError("CEL condition is too deeply nested to evaluate")
     if isinstance(outcome, CELEvalError):

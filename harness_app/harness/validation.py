@@ -33,6 +33,7 @@ from harness_app.harness.model import (
     ToolExecutor,
 )
 from harness_app.harness.prompt import PROMPT_VARIABLES, TemplateError, template_variables
+from harness_app.harness.schema_validation import regex_keyword_errors
 from harness_app.harness.typed_reader import TypedReader
 from harness_app.harness.webhook_address import AddressPolicy
 
@@ -51,6 +52,10 @@ MAX_SKILL_DESCRIPTION_CHARS = 1024
 MAX_WEBHOOK_TIMEOUT_S = 30.0
 MAX_HOOK_RETRIES = 5
 MAX_HOOK_TIMEOUT_MS = 1000
+# Hooks run in order on the live path, each at most its timeout_ms: the counts bound the
+# time an event's hooks can take, and what one save costs to check.
+MAX_HOOKS = 24
+MAX_HOOKS_PER_EVENT = 8
 # A skill is chosen from its description alone, so it should say when it applies.
 _WHEN_TO_USE = re.compile(r"\bwhen\b|\buse (?:it |this )?for\b|\buse this\b", re.IGNORECASE)
 
@@ -84,8 +89,34 @@ def validate_harness(
     for index, section in enumerate(sections):
         errors += _section_errors(section, join_path("prompt.sections", index))
     errors += _unique_names("hooks", "name", [k.name for k in harness.hooks], "hook name")
-    for index, hook in enumerate(harness.hooks):
+    errors += hook_count_errors(harness.hooks)
+    # Past the cap the rest are not compiled: a save with 1,000 hooks stays cheap to refuse.
+    for index, hook in enumerate(harness.hooks[:MAX_HOOKS]):
         errors += _hook_errors(hook, join_path("hooks", index))
+    return errors
+
+
+def hook_count_errors(hooks: tuple[Hook, ...]) -> list[FieldError]:
+    """At most ``MAX_HOOKS`` hooks, and ``MAX_HOOKS_PER_EVENT`` for one event (the error
+    names the first hook over the limit)."""
+    errors: list[FieldError] = []
+    if len(hooks) > MAX_HOOKS:
+        errors.append(
+            FieldError(
+                "hooks", f"a harness has at most {MAX_HOOKS} hooks; this one has {len(hooks)}"
+            )
+        )
+    per_event: dict[object, int] = {}
+    for index, hook in enumerate(hooks):
+        count = per_event[hook.event] = per_event.get(hook.event, 0) + 1
+        if count == MAX_HOOKS_PER_EVENT + 1:
+            errors.append(
+                FieldError(
+                    join_path("hooks", index, "event"),
+                    f"more than {MAX_HOOKS_PER_EVENT} hooks for event {hook.event!r}; the "
+                    f"limit is {MAX_HOOKS_PER_EVENT} per event",
+                )
+            )
     return errors
 
 
@@ -207,7 +238,8 @@ def _tool_errors(tool: Tool, path: str, policy: AddressPolicy) -> list[FieldErro
 
 
 def input_schema_errors(schema: object, path: str) -> list[FieldError]:
-    """Problems with a tool's input schema: Draft 2020-12 meta-schema and top-level object."""
+    """Problems with a tool's input schema: Draft 2020-12 meta-schema, top-level object, and
+    every regex keyword compiling in RE2 (the argument validator runs them there)."""
     if not isinstance(schema, dict):
         return [FieldError(path, "input_schema must be a JSON Schema object")]
     # Plain JSON of bounded depth first: the meta-schema validator recurses and expects JSON.
@@ -222,6 +254,9 @@ def input_schema_errors(schema: object, path: str) -> list[FieldError]:
         )
         for error in sorted(_META_VALIDATOR.iter_errors(schema), key=lambda e: e.json_path)
     ]
+    # One error per field: a pattern that is not a regex at all is already reported.
+    reported = {e.path for e in errors}
+    errors += [e for e in regex_keyword_errors(schema, path) if e.path not in reported]
     if schema.get("type") != "object":
         errors.append(
             FieldError(

@@ -24,6 +24,7 @@ from functools import lru_cache
 from typing import Any, Final
 
 from jsonschema import Draft202012Validator
+from jsonschema.protocols import Validator
 
 from harness_app.harness.conditions import ConditionError
 from harness_app.harness.errors import FieldError, join_path
@@ -38,14 +39,17 @@ from harness_app.harness.model import (
     Tool,
     ToolExecutor,
 )
+from harness_app.harness.schema_validation import re2_error, re2_validator
 from harness_app.harness.serialization import canonical_json
 from harness_app.harness.typed_reader import MAX_JSON_DEPTH
 from harness_app.harness.validation import (
+    MAX_HOOKS,
     MAX_SKILL_DESCRIPTION_CHARS,
     SKILL_NAME_HELP,
     SKILL_NAME_PATTERN,
     TOOL_NAME_HELP,
     TOOL_NAME_PATTERN,
+    hook_count_errors,
     input_schema_errors,
     validate_harness,
 )
@@ -136,9 +140,9 @@ class SchemaCache:
         self._errors: IdentityCache[tuple[FieldError, ...]] = IdentityCache(4096)
         self._nodes: IdentityCache[tuple[int | None]] = IdentityCache(8192)
         self._shells: dict[str, bool] = {}
-        self._validators: IdentityCache[Draft202012Validator] = IdentityCache()
-        self._validators_by_text: dict[str, Draft202012Validator] = {}
-        self._arguments: dict[tuple[int, str], tuple[Draft202012Validator, bool]] = {}
+        self._validators: IdentityCache[Validator] = IdentityCache()
+        self._validators_by_text: dict[str, Validator] = {}
+        self._arguments: dict[tuple[int, str], tuple[Validator, bool]] = {}
 
     def errors(self, schema: object) -> tuple[FieldError, ...]:
         """``input_schema_errors(schema, "")``, computed in full only for invalid schemas."""
@@ -157,15 +161,15 @@ class SchemaCache:
         self._errors.put(schema, errors)
         return errors
 
-    def validator(self, schema: dict[str, Any]) -> Draft202012Validator:
-        """A validator for arguments (the schema must be valid)."""
+    def validator(self, schema: dict[str, Any]) -> Validator:
+        """A validator for arguments (the schema must be valid); regexes run in RE2."""
         hit = self._validators.get(schema)
         if hit is not None:
             return hit
         text = canonical_json(schema)
         validator = self._validators_by_text.get(text)
         if validator is None:
-            validator = Draft202012Validator(schema)
+            validator = re2_validator(schema)
             if len(self._validators_by_text) >= _TEXT_CACHE_SIZE:
                 self._validators_by_text.clear()
             self._validators_by_text[text] = validator
@@ -176,14 +180,15 @@ class SchemaCache:
         """Whether arguments validate against a valid schema (cached by the validator and
         the arguments' canonical JSON: gold arguments repeat across examples)."""
         validator = self.validator(schema)
+        instance: Any = arguments  # any value; the validator judges it
         try:
             key = canonical_json(arguments)
         except (TypeError, ValueError):
-            return bool(validator.is_valid(arguments))
+            return bool(validator.is_valid(instance))
         hit = self._arguments.get((id(validator), key))
         if hit is not None and hit[0] is validator:
             return hit[1]
-        valid = bool(validator.is_valid(arguments))
+        valid = bool(validator.is_valid(instance))
         if len(self._arguments) >= _TEXT_CACHE_SIZE:
             self._arguments.clear()
         self._arguments[(id(validator), key)] = (validator, valid)
@@ -204,8 +209,8 @@ class SchemaCache:
         shell: dict[str, Any] = {}
         height = 0
         for key, value in node.items():
-            if not isinstance(key, str):
-                return None
+            if not isinstance(key, str) or not _re2_safe(key, value):
+                return None  # the full check reports it
             child: int | None
             if key in _SUBSCHEMA_SINGLE and isinstance(value, dict):
                 shell[key] = True
@@ -245,6 +250,16 @@ class SchemaCache:
                     return None
                 height = max(height, sub)
         return height + 1
+
+
+def _re2_safe(key: str, value: Any) -> bool:
+    """The fast path's share of ``regex_keyword_errors``: regexes compile in RE2, and
+    ``unevaluatedProperties`` (rare) always takes the full check."""
+    if key == "pattern" and isinstance(value, str):
+        return re2_error(value) is None
+    if key == "patternProperties" and isinstance(value, dict):
+        return all(isinstance(k, str) and re2_error(k) is None for k in value)
+    return key != "unevaluatedProperties"
 
 
 @lru_cache(maxsize=256)
@@ -427,7 +442,8 @@ def _prompt_errors(sections: tuple[PromptSection, ...]) -> list[FieldError]:
 
 def _hooks_errors(hooks: tuple[Hook, ...]) -> list[FieldError]:
     errors = _duplicates("hooks", "name", [k.name for k in hooks], "hook name")
-    for index, hook in enumerate(hooks):
+    errors += hook_count_errors(hooks)
+    for index, hook in enumerate(hooks[:MAX_HOOKS]):
         errors += _reroot(_hook_errors(hook), "hooks[0]", f"hooks[{index}]")
     return errors
 
@@ -476,6 +492,6 @@ def arguments_valid(schema: dict[str, Any], arguments: object) -> bool:
     return SCHEMAS.arguments_valid(schema, arguments)
 
 
-def argument_validator(schema: dict[str, Any]) -> Draft202012Validator:
+def argument_validator(schema: dict[str, Any]) -> Validator:
     """Cached argument validator of a *valid* tool schema."""
     return SCHEMAS.validator(schema)

@@ -18,6 +18,7 @@ from harness_app.harness.prompt import PromptContext, assemble_prompt
 from inference.agents.model_port import ChatModel
 from inference.agents.session import (
     AgentConfig,
+    DeadlineExceeded,
     LiveContext,
     Session,
     catalog_prices,
@@ -319,8 +320,15 @@ class HarnessAgent:
     ) -> HookDecision:
         if not self.hooks.has(event):
             return HookDecision("allow")
+        if session.remaining_s() <= 0:
+            raise DeadlineExceeded(f"no time left for the {event} hooks")
         started = session.trace.now_ms()
-        decision = self.hooks.run(event, activation, tool_name)
+        decision = self.hooks.run(
+            event,
+            activation,
+            tool_name,
+            deadline=session.deadline - session.config.deadline_margin_s,
+        )
         session.trace.add(
             "hook",
             event,

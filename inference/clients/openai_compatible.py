@@ -17,6 +17,14 @@ Retry policy, and why:
 - a stream that breaks after tokens arrived is not retried: the caller may already have shown
   those tokens (``on_delta``).
 
+Deadline: with a budget (``timeout_s`` / ``total_timeout_s``) the call ends by its deadline
+whatever the server does. Every socket operation (connect, each read, each write, response
+headers included) is given at most the time left (``_DeadlineBackend``), and every piece of a
+body and every line of a stream (``:`` keep-alive comments, blank lines and other SSE fields
+included) checks the deadline, so neither a hang nor a trickle of bytes or comments can hold
+the call past it. Bodies are capped at ``max_response_bytes`` (and error bodies at 64 KiB), so
+a huge answer costs neither memory nor time.
+
 Timings: ``total_s`` and ``ttft_s`` are measured from the start of ``chat()`` (so they include
 retries and backoff: the latency a viewer actually waits). In a stream, ``ttft_s`` is the
 arrival of the first content / reasoning / tool-call delta (not the role-only preamble chunk
@@ -26,13 +34,15 @@ the whole body, so ``ttft_s`` is the moment the body was read.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpcore
 import httpx
 
 # --- results ---------------------------------------------------------------------------------
@@ -149,15 +159,119 @@ class ClientConfig:
     backoff_jitter: float = 0.1
     stream_include_usage: bool = True
     extra_headers: Mapping[str, str] = field(default_factory=dict)
+    # A chat completion for a live reply is a few KiB; anything near this is a broken or
+    # hostile server, answered as a protocol error instead of being buffered.
+    max_response_bytes: int = 4 * 1024 * 1024
 
     def __post_init__(self) -> None:
         if self.max_retries < 0:
             raise ValueError("max_retries must be >= 0")
+        if self.max_response_bytes <= 0:
+            raise ValueError("max_response_bytes must be positive")
         if self.connect_timeout_s <= 0 or self.read_timeout_s <= 0:
             raise ValueError("timeouts must be positive")
 
 
 DeltaCallback = Callable[[str], None]
+MAX_ERROR_BODY_BYTES = 64 * 1024
+
+# --- deadline-bounded sockets ----------------------------------------------------------------
+
+# The absolute deadline (time.perf_counter()) of the attempt running in this context; the
+# network backend clamps every socket operation's timeout to what is left of it.
+_IO_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "openai_compatible_io_deadline", default=None
+)
+
+
+def _clamped(timeout: float | None, *, connect: bool = False) -> float | None:
+    deadline = _IO_DEADLINE.get()
+    if deadline is None:
+        return timeout
+    left = deadline - time.perf_counter()
+    if left <= 0:
+        if connect:
+            raise httpcore.ConnectTimeout("the call's deadline passed before connecting")
+        raise httpcore.ReadTimeout("the call's deadline passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A socket stream whose every read and write waits at most until the call's deadline:
+    httpcore fixes a read timeout once per response, so without this a server that sends a
+    byte just inside each read timeout could hold a call for ever."""
+
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _clamped(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _clamped(timeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self,
+        ssl_context: Any,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        return _DeadlineStream(
+            self._inner.start_tls(ssl_context, server_hostname, _clamped(timeout))
+        )
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    def __init__(self) -> None:
+        self._inner = httpcore.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        stream = self._inner.connect_tcp(
+            host, port, _clamped(timeout, connect=True), local_address, socket_options
+        )
+        return _DeadlineStream(stream)
+
+    def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        stream = self._inner.connect_unix_socket(
+            path, _clamped(timeout, connect=True), socket_options
+        )
+        return _DeadlineStream(stream)
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+class _DeadlineTransport(httpx.HTTPTransport):
+    """httpx's own transport on a connection pool whose sockets honour the deadline."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        limits = httpx.Limits()
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(),
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=_DeadlineBackend(),
+        )
 
 
 # --- the client ------------------------------------------------------------------------------
@@ -186,7 +300,7 @@ class OpenAICompatibleClient:
             base_url=config.base_url.rstrip("/"),
             headers=headers,
             timeout=self._timeout(config.read_timeout_s),
-            transport=transport,
+            transport=transport if transport is not None else _DeadlineTransport(),
         )
 
     def __enter__(self) -> OpenAICompatibleClient:
@@ -336,6 +450,24 @@ class OpenAICompatibleClient:
             exc.attempts = attempts
             raise
         request = self._http.build_request("POST", "/chat/completions", json=body, timeout=timeout)
+        token = _IO_DEADLINE.set(deadline)
+        try:
+            return self._send_and_read(
+                request, timeout, stream, started, deadline, on_delta, attempts
+            )
+        finally:
+            _IO_DEADLINE.reset(token)
+
+    def _send_and_read(
+        self,
+        request: httpx.Request,
+        timeout: httpx.Timeout,
+        stream: bool,
+        started: float,
+        deadline: float | None,
+        on_delta: DeltaCallback | None,
+        attempts: int,
+    ) -> ChatResult:
         try:
             response = self._http.send(request, stream=True)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
@@ -362,7 +494,7 @@ class OpenAICompatibleClient:
         status = response.status_code
         if status < 400:
             return
-        detail = _error_detail(_read_quietly(response))
+        detail = _error_detail(_read_quietly(response, MAX_ERROR_BODY_BYTES))
         if status in RETRYABLE_STATUS:
             raise _Retryable(
                 f"HTTP {status}: {detail}",
@@ -383,10 +515,16 @@ class OpenAICompatibleClient:
         self, response: httpx.Response, started: float, deadline: float | None, attempts: int
     ) -> ChatResult:
         raw = bytearray()
+        limit = self.config.max_response_bytes
         try:
             for piece in response.iter_bytes():
-                raw += piece
                 _check_deadline(deadline, attempts)
+                raw += piece
+                if len(raw) > limit:
+                    raise ModelProtocolError(
+                        f"chat completion: the response is larger than {limit} bytes",
+                        attempts=attempts,
+                    )
         except httpx.TimeoutException as exc:
             raise ModelTimeout(
                 "the response body stalled past the read timeout", attempts=attempts
@@ -432,9 +570,10 @@ class OpenAICompatibleClient:
         attempts: int,
     ) -> ChatResult:
         acc = _StreamAccumulator()
+        limit = self.config.max_response_bytes
         try:
-            for data in _sse_data(response.iter_lines()):
-                _check_deadline(deadline, attempts)
+            lines = _bounded_lines(response.iter_bytes(), limit, deadline, attempts)
+            for data in _sse_data(lines, deadline, attempts):
                 if data == "[DONE]":
                     acc.done = True
                     break
@@ -568,11 +707,43 @@ class _Retryable(Exception):
         self.retry_after_s = retry_after_s
 
 
-def _sse_data(lines: Iterator[str]) -> Iterator[str]:
+def _bounded_lines(
+    pieces: Iterable[bytes], limit: int, deadline: float | None, attempts: int
+) -> Iterator[str]:
+    """Lines of a byte stream (``\n`` or ``\r\n`` endings), checking the deadline on every
+    piece received and refusing more than ``limit`` bytes in all, so a server that trickles
+    bytes without a newline, or sends a huge body, is cut off. Only a piece that holds a
+    newline is split, so a long trickle costs linear time."""
+    total = 0
+    pending = bytearray()
+    for piece in pieces:
+        _check_deadline(deadline, attempts)
+        total += len(piece)
+        if total > limit:
+            raise ModelProtocolError(
+                f"stream: the response is larger than {limit} bytes", attempts=attempts
+            )
+        if b"\n" not in piece:
+            pending += piece
+            continue
+        *complete, rest = piece.split(b"\n")
+        complete[0] = bytes(pending) + complete[0]
+        pending = bytearray(rest)
+        for raw in complete:
+            yield raw.removesuffix(b"\r").decode("utf-8", "replace")
+    if pending:
+        yield bytes(pending).removesuffix(b"\r").decode("utf-8", "replace")
+
+
+def _sse_data(
+    lines: Iterable[str], deadline: float | None = None, attempts: int = 1
+) -> Iterator[str]:
     """The ``data:`` payloads of a server-sent-event stream; multi-line data is joined per
-    the SSE spec, comments (``:``) and other fields are skipped."""
+    the SSE spec, comments (``:``) and other fields are skipped. Every line, skipped or not,
+    checks the deadline: a server trickling keep-alive comments must not hold the call."""
     buffer: list[str] = []
     for line in lines:
+        _check_deadline(deadline, attempts)
         if line == "":
             if buffer:
                 yield "\n".join(buffer)
@@ -653,11 +824,17 @@ def _optional_str(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _read_quietly(response: httpx.Response) -> bytes:
+def _read_quietly(response: httpx.Response, limit: int) -> bytes:
+    """At most ``limit`` bytes of an error body (enough for the server's message)."""
+    raw = bytearray()
     try:
-        return response.read()
+        for piece in response.iter_bytes():
+            raw += piece
+            if len(raw) >= limit:
+                break
     except httpx.HTTPError:
-        return b""
+        pass
+    return bytes(raw[:limit])
 
 
 def _error_detail(raw: bytes | Mapping[str, Any]) -> str:

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema.protocols import Validator
 
 from harness_app.harness.model import Tool
+from harness_app.harness.schema_validation import re2_validator
 from harness_app.harness.webhook_address import AddressPolicy
 from inference.tools.catalog import CatalogGateway, call_catalog
 from inference.tools.webhook import SecretResolver, call_webhook
@@ -24,8 +25,9 @@ class ToolOutcome:
 
 
 @lru_cache(maxsize=2048)
-def _validator(schema_json: str) -> Draft202012Validator:
-    return Draft202012Validator(json.loads(schema_json))
+def _validator(schema_json: str) -> Validator:
+    # RE2 for every regex keyword: the schema is a merchant's, the arguments a model's.
+    return re2_validator(json.loads(schema_json))
 
 
 def argument_errors(tool: Tool, arguments: Any) -> list[str]:

@@ -53,7 +53,19 @@ class Drop:
     """Read the request, then close the connection without any response."""
 
 
-Step = JsonReply | SseReply | Hang | Drop
+@dataclass
+class Trickle:
+    """A 200 whose body is ``piece`` sent ``count`` times, ``delay_s`` apart, as chunked
+    transfer: SSE keep-alive comments (``b": ping\\n"``), single bytes without a newline, or
+    a huge body (a 1 MiB piece 50 times). Stops early when the client goes away."""
+
+    piece: bytes
+    count: int
+    delay_s: float = 0.0
+    content_type: str = "text/event-stream"
+
+
+Step = JsonReply | SseReply | Hang | Drop | Trickle
 
 
 # --- canned payloads -------------------------------------------------------------------------
@@ -197,6 +209,8 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 self._send_json(step.status, step.body, step.headers)
             elif isinstance(step, SseReply):
                 self._send_sse(step)
+            elif isinstance(step, Trickle):
+                self._send_trickle(step)
             elif isinstance(step, Hang):
                 server.stopping.wait(step.seconds)
                 self._abort()
@@ -236,6 +250,22 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 self._write_chunk(f"data: {data}\n\n".encode())
             if step.done:
                 self._write_chunk(b"data: [DONE]\n\n")
+            self._write_chunk(b"")
+
+        def _send_trickle(self, step: Trickle) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", step.content_type)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            for i in range(step.count):
+                if i and step.delay_s and server.stopping.wait(step.delay_s):
+                    return
+                try:
+                    self._write_chunk(step.piece)
+                except OSError:
+                    return  # the client gave up: the point of these steps
             self._write_chunk(b"")
 
         def _write_chunk(self, payload: bytes) -> None:

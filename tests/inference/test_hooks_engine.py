@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import time
+
 import pytest
 
 from harness_app.harness.model import Hook
@@ -92,3 +95,64 @@ def test_price_hook_compares_quoted_and_catalog_prices(demo_harness):
     bad = engine.run("pre_reply", base | {"quoted_prices": [79.0], "catalog_prices": [89.0]})
     assert ok.action == "allow"
     assert (bad.action, bad.hook) == ("retry_with_feedback", "quoted-price-matches-catalog")
+
+
+# --- time is enforced during evaluation (issue 9) ---------------------------------------------
+
+SLOW = "quoted_prices.all(x, catalog_prices.exists(y, x == y + 0.5))"  # cheap by the estimate
+PRICES = [float(i) for i in range(3000)]
+
+
+def slow_reply_hooks(fail_mode: str) -> tuple[Hook, ...]:
+    return tuple(
+        Hook(
+            name=f"slow-{i}",
+            event="pre_reply",
+            condition=SLOW,
+            action="fallback_reply",
+            fallback_reply="One moment!",
+            fail_mode=fail_mode,  # type: ignore[arg-type]
+            timeout_ms=1000,
+        )
+        for i in range(3)
+    )
+
+
+def reply_activation() -> dict[str, object]:
+    return {
+        "reply": "It is $1.00",
+        "comment": "",
+        "quoted_prices": PRICES,
+        "catalog_prices": PRICES,
+        "tool_names": [],
+    }
+
+
+@pytest.mark.parametrize(
+    ("fail_mode", "expected"), [("open", "allow"), ("closed", "fallback_reply")]
+)
+def test_conditions_are_stopped_at_the_replys_deadline_and_decided_by_fail_mode(
+    fail_mode: str, expected: str
+) -> None:
+    # Three hooks that would each run for seconds, timeout_ms 1000, 0.3 s left of the reply:
+    # the issue measured 12.8 s against a 3 s deadline. Now each is stopped at its limit.
+    engine = HooksEngine(slow_reply_hooks(fail_mode))
+    started = time.perf_counter()
+    decision = engine.run("pre_reply", reply_activation(), deadline=started + 0.3)
+    elapsed = time.perf_counter() - started
+    assert decision.action == expected
+    assert elapsed < 0.4
+    errors = [e["error"] for e in decision.evaluated]
+    assert "condition stopped after its time limit" in str(errors[0])
+    if fail_mode == "open":  # every hook was tried; once the deadline passed, none evaluated
+        assert len(errors) == 3
+        assert errors[-1] == "not evaluated: the reply's deadline passed"
+
+
+def test_timeout_ms_stops_a_condition_without_any_deadline() -> None:
+    hooks = (dataclasses.replace(slow_reply_hooks("closed")[0], timeout_ms=50),)
+    started = time.perf_counter()
+    decision = HooksEngine(hooks).run("pre_reply", reply_activation())
+    assert time.perf_counter() - started < 0.15
+    assert decision.action == "fallback_reply"
+    assert "timeout_ms 50" in str(decision.evaluated[0]["error"])

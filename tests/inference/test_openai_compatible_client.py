@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import time
+import tracemalloc
 from collections.abc import Iterator
 
 import pytest
@@ -26,6 +27,7 @@ from tests.inference.scripted_server import (
     JsonReply,
     ScriptedServer,
     SseReply,
+    Trickle,
     chunk,
     completion,
 )
@@ -462,6 +464,79 @@ def test_call_budget_bounds_a_trickling_stream(server: ScriptedServer) -> None:
     with make_client(server, read_timeout_s=1.0) as client, pytest.raises(ModelTimeout):
         client.chat(MESSAGES, stream=True, timeout_s=0.5)
     assert 0.45 <= time.perf_counter() - started < 1.2
+
+
+@pytest.mark.parametrize(
+    "trickle",
+    [
+        Trickle(b": keep-alive\n", count=200, delay_s=0.05),  # SSE comments: skipped lines
+        Trickle(b"\n", count=200, delay_s=0.05),  # blank lines
+        Trickle(b"event: ping\n", count=200, delay_s=0.05),  # non-data fields
+        Trickle(b"d", count=200, delay_s=0.05),  # bytes without any newline
+    ],
+    ids=["comments", "blank-lines", "other-fields", "bytes-without-newline"],
+)
+def test_trickled_lines_and_bytes_cannot_hold_a_stream_past_its_budget(
+    server: ScriptedServer, trickle: Trickle
+) -> None:
+    # Every line or byte arrives well within the read timeout and none is a data line, so only
+    # a deadline check on every line / piece read stops the call (it used to run 10 s).
+    server.enqueue(trickle)
+    with make_client(server, read_timeout_s=2.0) as client:
+        started = time.perf_counter()
+        with pytest.raises(ModelTimeout):
+            client.chat(MESSAGES, stream=True, timeout_s=0.5)
+        elapsed = time.perf_counter() - started
+    assert 0.45 <= elapsed < 0.6
+
+
+def test_each_socket_read_waits_at_most_until_the_budget_ends(server: ScriptedServer) -> None:
+    # A comment every 0.6 s with a 5 s read timeout: after the first one at 0.6 s, the next
+    # read must give up at the 1.0 s budget, not wait for the next comment at 1.2 s.
+    server.enqueue(Trickle(b": keep-alive\n", count=10, delay_s=0.6))
+    with make_client(server, read_timeout_s=5.0) as client:
+        started = time.perf_counter()
+        with pytest.raises(ModelTimeout):
+            client.chat(MESSAGES, stream=True, timeout_s=1.0)
+        elapsed = time.perf_counter() - started
+    assert 0.95 <= elapsed < 1.1
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_50_mb_body_is_refused_quickly_without_buffering_it(
+    server: ScriptedServer, stream: bool
+) -> None:
+    megabyte = b"x" * (1024 * 1024)
+    server.enqueue(Trickle(megabyte, count=50, content_type="application/json"))
+    started = time.perf_counter()
+    tracemalloc.start()
+    try:
+        with make_client(server) as client, pytest.raises(ModelProtocolError) as caught:
+            client.chat(MESSAGES, stream=stream, timeout_s=10.0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "larger than 4194304 bytes" in str(caught.value)
+    assert time.perf_counter() - started < 2.0
+    assert peak < 16 * 1024 * 1024  # the 4 MiB cap plus decoding overhead, not 50 MB
+
+
+def test_a_huge_error_body_is_read_only_as_far_as_the_message_needs(
+    server: ScriptedServer,
+) -> None:
+    server.enqueue(JsonReply(b"overloaded " + b"x" * (50 * 1024 * 1024), status=500))
+    started = time.perf_counter()
+    with make_client(server) as client:
+        tracemalloc.start()
+        try:
+            with pytest.raises(ModelUnavailable) as caught:
+                client.chat(MESSAGES, timeout_s=10.0)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert "HTTP 500: overloaded" in str(caught.value)
+    assert time.perf_counter() - started < 2.0
+    assert peak < 4 * 1024 * 1024  # 64 KiB of it is read, not 50 MB
 
 
 def test_budget_too_small_for_backoff_raises_timeout(server: ScriptedServer) -> None:

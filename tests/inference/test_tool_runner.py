@@ -326,3 +326,15 @@ def test_a_refused_call_never_shows_the_internal_answer(server):  # type: ignore
     assert outcome.result == {"error": NOT_ALLOWED}
     assert "eta_days" not in json.dumps(outcome.result)
     assert len(Hook.received) == count
+
+
+def test_argument_patterns_run_in_re2_not_pythons_backtracking_re() -> None:
+    # Issue 9: ^(a+)+$ against "a" * 32 + "!" froze a worker past 120 s in jsonschema's re.
+    from inference.tools.runner import argument_errors
+
+    schema = {"type": "object", "properties": {"sku": {"type": "string", "pattern": r"^(a+)+$"}}}
+    evil = Tool("lookup", "Look up.", schema, ToolExecutor(kind="catalog", operation="get_product"))
+    started = time.perf_counter()
+    problems = argument_errors(evil, {"sku": "a" * 32 + "!"})
+    assert time.perf_counter() - started < 0.2
+    assert problems == ["sku: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!' does not match '^(a+)+$'"]

@@ -7,8 +7,12 @@ import pytest
 from harness_app.harness.conditions import (
     EVENT_VARIABLES,
     MAX_CEL_AST_NODES,
+    MAX_CEL_ESTIMATED_STEPS,
+    MAX_CEL_EVAL_STEPS,
+    MAX_CEL_LITERAL_ITEMS,
     ConditionError,
     ConditionRuntimeError,
+    ConditionTimeout,
     compile_condition,
     inspected_text,
     matcher_matches,
@@ -317,3 +321,73 @@ def test_sample_activation_has_every_declared_variable() -> None:
     for event, variables in EVENT_VARIABLES.items():
         assert set(sample_activation(event)) == set(variables)
         assert set(sample_activation(event, populated=False)) == set(variables)
+
+
+# --- cost bounded by construction and enforced while evaluating (issue 9) ---------------------
+
+NUMBERS_140 = "[" + ",".join(str(i) for i in range(140)) + "]"
+NUMBERS_32 = "[" + ",".join(str(i) for i in range(32)) + "]"
+# The issue's condition: 280 literal items fit the 300-node limit, 19,600 iterations took
+# seconds per evaluation, and two evaluations ran at every save.
+NESTED_140 = f"{NUMBERS_140}.all(x, {NUMBERS_140}.all(y, x + y >= 0))"
+
+
+def test_a_list_literal_over_the_item_limit_is_refused_at_once() -> None:
+    started = time.perf_counter()
+    message = rejected("cel", NESTED_140, "on_comment")
+    assert time.perf_counter() - started < 0.5
+    assert message == f"a list literal has 140 items; the limit is {MAX_CEL_LITERAL_ITEMS}"
+    map_literal = "{" + ",".join(f"'k{i}': {i}" for i in range(33)) + "}"
+    assert "a map literal has 33 items" in rejected("cel", f"size({map_literal}) > 0")
+
+
+def test_nested_macros_over_literals_are_refused_by_the_cost_estimate() -> None:
+    # 32 x 32 iterations: each literal is allowed, their product is not.
+    started = time.perf_counter()
+    message = rejected("cel", f"{NUMBERS_32}.all(x, {NUMBERS_32}.all(y, x + y >= 0))")
+    assert time.perf_counter() - started < 0.5
+    assert message.startswith("CEL condition is too expensive: about ")
+    assert f"the limit is {MAX_CEL_ESTIMATED_STEPS}" in message
+
+
+def test_the_cost_estimate_follows_the_steps_actually_taken() -> None:
+    from harness_app.harness.conditions import _ENVIRONMENT, estimated_steps
+
+    source = "quoted_prices.all(x, catalog_prices.exists(y, x == y))"
+    estimate = estimated_steps(_ENVIRONMENT.compile(source))
+    eight = [float(i) for i in range(8)]  # ASSUMED_RUNTIME_ITEMS items each
+    compiled = compile_condition("cel", source, "pre_reply")
+    assert compiled.evaluate(reply_activation(quoted_prices=eight, catalog_prices=eight))
+    assert 300 < estimate < MAX_CEL_ESTIMATED_STEPS
+
+
+def test_large_event_data_is_stopped_at_the_time_limit_not_waited_for() -> None:
+    # Cheap by the estimate, but 2,000 x 2,000 prices at run time: it is stopped mid-way.
+    compiled = compile_condition(
+        "cel", "quoted_prices.all(x, catalog_prices.exists(y, x == y + 0.5))", "pre_reply"
+    )
+    prices = [float(i) for i in range(2000)]
+    activation = reply_activation(quoted_prices=prices, catalog_prices=prices)
+    started = time.perf_counter()
+    with pytest.raises(ConditionTimeout, match="its time limit"):
+        compiled.evaluate(activation, time_limit_s=0.05)
+    assert time.perf_counter() - started < 0.15
+
+
+def test_without_a_time_limit_the_step_budget_still_stops_an_evaluation() -> None:
+    compiled = compile_condition(
+        "cel", "quoted_prices.all(x, catalog_prices.exists(y, x == y + 0.5))", "pre_reply"
+    )
+    prices = [float(i) for i in range(2000)]
+    with pytest.raises(ConditionTimeout, match=f"more than {MAX_CEL_EVAL_STEPS} evaluation steps"):
+        compiled.evaluate(reply_activation(quoted_prices=prices, catalog_prices=prices))
+    # ...and the timeout is a runtime error, so every caller's fail_mode handling applies.
+    assert issubclass(ConditionTimeout, ConditionRuntimeError)
+
+
+def test_re2_searches_text_with_a_lone_surrogate() -> None:
+    # JSON from a model may carry "\ud800"; RE2 needs UTF-8, which such a string is not.
+    regex = compile_condition("regex", r"(?i)\bbest\b", "pre_reply")
+    assert regex.evaluate(reply_activation(reply="the best \ud800 coat")) is True
+    cel = compile_condition("cel", "reply.matches('coat$')", "pre_reply")
+    assert cel.evaluate(reply_activation(reply="a \ud800 coat")) is True

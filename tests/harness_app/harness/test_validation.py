@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Any
 
 import pytest
@@ -16,7 +17,13 @@ from harness_app.harness.model import (
     Tool,
     ToolExecutor,
 )
-from harness_app.harness.validation import ensure_valid, harness_warnings, validate_harness
+from harness_app.harness.validation import (
+    MAX_HOOKS,
+    MAX_HOOKS_PER_EVENT,
+    ensure_valid,
+    harness_warnings,
+    validate_harness,
+)
 from harness_app.harness.webhook_address import AddressPolicy, parse_networks
 from tests.harness_app.harness.strategies import harnesses
 
@@ -481,3 +488,53 @@ def test_non_json_schema_values_from_python_are_rejected() -> None:
 
     assert error.path == "tools[0].input_schema.properties.x.enum[1]"
     assert error.message.startswith("must be JSON data")
+
+
+# ------------------------------------------------------------- hook cost and counts (issue 9)
+
+_LIST_140 = "[" + ",".join(str(i) for i in range(140)) + "]"
+
+
+def test_saving_the_issues_eight_expensive_hooks_is_refused_in_well_under_a_second() -> None:
+    # Eight hooks of two nested 140-item literals took 32.5 s to save.
+    source = f"{_LIST_140}.all(x, {_LIST_140}.all(y, x + y >= 0))"
+    hooks = tuple(hook(name=f"h{i}", condition=source) for i in range(8))
+    started = time.perf_counter()
+    errors = validate_harness(Harness(hooks=hooks))
+    elapsed = time.perf_counter() - started
+    assert elapsed < 0.5
+    assert [e.path for e in errors] == [f"hooks[{i}].condition" for i in range(8)]
+    assert all("a list literal has 140 items" in e.message for e in errors)
+
+
+def test_saving_eight_hooks_at_the_cost_limit_is_fast() -> None:
+    # Allowed conditions are checked against samples under the step budget: still cheap.
+    source = "quoted_prices.all(x, catalog_prices.exists(y, x == y)) && size(reply) > 0"
+    hooks = tuple(hook(name=f"h{i}", condition=source) for i in range(8))
+    started = time.perf_counter()
+    assert validate_harness(Harness(hooks=hooks)) == []
+    assert time.perf_counter() - started < 0.5
+
+
+def test_hooks_per_harness_and_per_event_are_capped() -> None:
+    events = ("on_comment", "pre_tool_use", "post_tool_use", "pre_reply")
+    too_many = tuple(
+        hook(name=f"h{i}", event=events[i % 4], condition="true", action="block", feedback="")
+        for i in range(MAX_HOOKS + 1)
+    )
+    errors = validate_harness(Harness(hooks=too_many))
+    assert (
+        FieldError(
+            "hooks", f"a harness has at most {MAX_HOOKS} hooks; this one has {MAX_HOOKS + 1}"
+        )
+        in errors
+    )
+    per_event = tuple(
+        hook(name=f"h{i}", condition="true", action="block", feedback="")
+        for i in range(MAX_HOOKS_PER_EVENT + 1)
+    )
+    assert only_error(Harness(hooks=per_event)) == FieldError(
+        f"hooks[{MAX_HOOKS_PER_EVENT}].event",
+        f"more than {MAX_HOOKS_PER_EVENT} hooks for event 'pre_reply'; the limit is "
+        f"{MAX_HOOKS_PER_EVENT} per event",
+    )
