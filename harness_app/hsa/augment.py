@@ -20,6 +20,7 @@ from typing import IO, Any, Final
 from harness_app.harness.model import Harness
 from harness_app.harness.prompt import PromptContext, PromptLayout, assemble_prompt
 from harness_app.harness.serialization import canonical_json, harness_to_dict
+from harness_app.hsa.harness_check import KnownValid, known_valid
 from harness_app.hsa.hook_decisions import DecisionProfile, decision_profile
 from harness_app.hsa.mapping import IDENTITY, RenameMapping
 from harness_app.hsa.naming import NamingContext, using_naming
@@ -75,6 +76,7 @@ class _Original:
     harness: Harness
     trajectory: GoldTrajectory
     profile: DecisionProfile
+    known: KnownValid
 
 
 _originals: dict[tuple[int, int], _Original] = {}
@@ -91,7 +93,9 @@ def _checked_original(harness: Harness, trajectory: GoldTrajectory) -> _Original
         raise InvalidGoldError("the original gold trajectory does not fit its harness:", problems)
     if len(_originals) >= _ORIGINALS_CACHE_SIZE:
         _originals.clear()
-    original = _Original(harness, trajectory, decision_profile(harness, trajectory))
+    original = _Original(
+        harness, trajectory, decision_profile(harness, trajectory), known_valid(harness)
+    )
     _originals[key] = original
     return original
 
@@ -146,7 +150,14 @@ def augment(
             if result.mapping.tool_renames:
                 reserved_params = _reserved_params(harness, mapping)
     problems = augmentation_problems(
-        harness, trajectory, current, gold, mapping, steps, original_profile=original.profile
+        harness,
+        trajectory,
+        current,
+        gold,
+        mapping,
+        steps,
+        original_profile=original.profile,
+        known=original.known,
     )
     if problems:
         raise AugmentationError(

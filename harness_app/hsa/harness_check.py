@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
@@ -54,7 +55,7 @@ from harness_app.harness.validation import (
     validate_harness,
 )
 from harness_app.hsa.hook_decisions import compiled_condition
-from harness_app.hsa.identity_cache import IdentityCache
+from harness_app.hsa.identity_cache import DATASET_CACHE_SIZE, IdentityCache
 from harness_app.hsa.renaming import replace_hook
 
 _SKILL_NAME = re.compile(SKILL_NAME_PATTERN.strip("^$"))
@@ -130,6 +131,22 @@ def _plain_height(value: Any) -> int | None:
     return 1 + max((h for h in heights if h is not None), default=0)
 
 
+@dataclass(frozen=True)
+class KnownValid:
+    """The tools and schema nodes of a harness already verified valid, by identity (each
+    entry keeps its object alive, so an id cannot be reused while this record exists).
+
+    An augmented harness shares most objects with its original: a renamed tool keeps its
+    schema, a renamed parameter keeps its subschema. Per-object caches bounded for the whole
+    process thrash when a run cycles through a thousand cases, so ``augment`` keeps one of
+    these beside each verified original and the checks consult it first. Sound because the
+    checks are context-free: a node's validity and height do not depend on where it sits."""
+
+    tools: dict[int, Tool]
+    schemas: dict[int, object]
+    nodes: dict[int, tuple[dict[str, Any], int]]
+
+
 class SchemaCache:
     """Tool-schema checks cached per schema *node* by identity, and the meta-schema check of
     each node's shell by canonical text, so an edit that rebuilds a schema around unchanged
@@ -144,8 +161,11 @@ class SchemaCache:
         self._validators_by_text: dict[str, Validator] = {}
         self._arguments: dict[tuple[int, str], tuple[Validator, bool]] = {}
 
-    def errors(self, schema: object) -> tuple[FieldError, ...]:
-        """``input_schema_errors(schema, "")``, computed in full only for invalid schemas."""
+    def errors(self, schema: object, known: KnownValid | None = None) -> tuple[FieldError, ...]:
+        """``input_schema_errors(schema, "")``, computed in full only for invalid schemas.
+        ``known``: the verified original's objects, valid without a look-up."""
+        if known is not None and known.schemas.get(id(schema)) is schema:
+            return ()
         hit = self._errors.get(schema)
         if hit is not None:
             return hit
@@ -153,7 +173,7 @@ class SchemaCache:
         valid = (
             isinstance(schema, dict)
             and schema.get("type") == "object"
-            and (height := self._node(schema)) is not None
+            and (height := self._node(schema, known)) is not None
             and height <= MAX_JSON_DEPTH
         )
         if not valid:
@@ -194,16 +214,42 @@ class SchemaCache:
         self._arguments[(id(validator), key)] = (validator, valid)
         return valid
 
-    def _node(self, node: dict[str, Any]) -> int | None:
+    def _node(self, node: dict[str, Any], known: KnownValid | None = None) -> int | None:
         """Height of a valid, plain-JSON schema node; None when it or a subschema is not."""
+        if known is not None:
+            entry = known.nodes.get(id(node))
+            if entry is not None and entry[0] is node:
+                return entry[1]
         hit = self._nodes.get(node)
         if hit is not None:
             return hit[0]
-        height = self._compute_node(node)
+        height = self._compute_node(node, known)
         self._nodes.put(node, (height,))
         return height
 
-    def _compute_node(self, node: dict[str, Any]) -> int | None:
+    def node_heights(self, schema: dict[str, Any]) -> dict[int, tuple[dict[str, Any], int]]:
+        """id -> (node, height) of every schema node of a *valid* schema (the nodes
+        ``_compute_node`` descends into, the schema itself included)."""
+        found: dict[int, tuple[dict[str, Any], int]] = {}
+        stack = [schema]
+        while stack:
+            node = stack.pop()
+            if id(node) in found:
+                continue
+            height = self._node(node)
+            if height is None:  # (not reached for a valid schema)
+                raise ValueError("node_heights needs a valid schema")
+            found[id(node)] = (node, height)
+            for key, value in node.items():
+                if key in _SUBSCHEMA_SINGLE and isinstance(value, dict):
+                    stack.append(value)
+                elif key in _SUBSCHEMA_MAPS and isinstance(value, dict):
+                    stack += [v for v in value.values() if isinstance(v, dict)]
+                elif key in _SUBSCHEMA_LISTS and isinstance(value, list):
+                    stack += [v for v in value if isinstance(v, dict)]
+        return found
+
+    def _compute_node(self, node: dict[str, Any], known: KnownValid | None) -> int | None:
         # One pass builds the shell (subschemas replaced by ``true``, property names by
         # placeholders, type-checked-only values normalised) and the nesting height.
         shell: dict[str, Any] = {}
@@ -214,16 +260,16 @@ class SchemaCache:
             child: int | None
             if key in _SUBSCHEMA_SINGLE and isinstance(value, dict):
                 shell[key] = True
-                child = self._node(value)
+                child = self._node(value, known)
             elif (
                 key in _SUBSCHEMA_MAPS and isinstance(value, dict) and _all_schemas(value.values())
             ):
                 names = value if key != "properties" else _placeholders(len(value))
                 shell[key] = dict.fromkeys(names, True)
-                child = self._children_height(value.values())
+                child = self._children_height(value.values(), known)
             elif key in _SUBSCHEMA_LISTS and isinstance(value, list) and _all_schemas(value):
                 shell[key] = [True] * len(value)
-                child = self._children_height(value)
+                child = self._children_height(value, known)
             else:
                 shell[key] = _normalised(key, value)
                 child = _plain_height(value)
@@ -232,20 +278,26 @@ class SchemaCache:
             height = max(height, child)
         # repr of the sorted items is injective on plain JSON (unlike str(), it keeps
         # 1, 1.0 and True apart) and cheaper than canonical JSON.
-        text = repr(sorted(shell.items()))
-        valid = self._shells.get(text)
-        if valid is None:
-            valid = bool(_META_VALIDATOR.is_valid(shell))
-            if len(self._shells) >= _TEXT_CACHE_SIZE:
-                self._shells.clear()
-            self._shells[text] = valid
-        return height + 1 if valid else None
+        # The Draft 2020-12 meta-schema constrains each keyword on its own (no keyword's
+        # rule reads another), so a shell is valid exactly when each one-keyword shell is,
+        # and a new combination of seen keyword values costs no meta-schema validation.
+        for item in shell.items():
+            text = repr(item)
+            valid = self._shells.get(text)
+            if valid is None:
+                valid = bool(_META_VALIDATOR.is_valid(dict((item,))))
+                if len(self._shells) >= DATASET_CACHE_SIZE:
+                    self._shells.clear()
+                self._shells[text] = valid
+            if not valid:
+                return None
+        return height + 1
 
-    def _children_height(self, children: Any) -> int | None:
+    def _children_height(self, children: Any, known: KnownValid | None) -> int | None:
         height = 0
         for child in children:
             if isinstance(child, dict):
-                sub = self._node(child)
+                sub = self._node(child, known)
                 if sub is None:
                     return None
                 height = max(height, sub)
@@ -399,7 +451,7 @@ def _skill_errors(skills: tuple[Skill, ...], tool_names: set[str]) -> list[Field
     return errors
 
 
-def _one_tool_errors(tool: Tool) -> tuple[FieldError, ...]:
+def _one_tool_errors(tool: Tool, known: KnownValid | None = None) -> tuple[FieldError, ...]:
     """Errors of one tool, with paths under ``tools[0]``."""
     path = "tools[0]"
     errors = _name_error(f"{path}.name", tool.name, _TOOL_NAME, TOOL_NAME_PATTERN, TOOL_NAME_HELP)
@@ -410,7 +462,7 @@ def _one_tool_errors(tool: Tool) -> tuple[FieldError, ...]:
             join_path(f"{path}.input_schema", e.path) if e.path else f"{path}.input_schema",
             e.message,
         )
-        for e in SCHEMAS.errors(tool.input_schema)
+        for e in SCHEMAS.errors(tool.input_schema, known)
     ]
     errors += _executor_errors(tool.executor)
     return tuple(errors)
@@ -419,12 +471,14 @@ def _one_tool_errors(tool: Tool) -> tuple[FieldError, ...]:
 _TOOL: IdentityCache[tuple[FieldError, ...]] = IdentityCache(4096)
 
 
-def _tool_errors(tools: tuple[Tool, ...]) -> list[FieldError]:
+def _tool_errors(tools: tuple[Tool, ...], known: KnownValid | None = None) -> list[FieldError]:
     errors = _duplicates("tools", "name", [t.name for t in tools], "tool name")
     for index, tool in enumerate(tools):
+        if known is not None and known.tools.get(id(tool)) is tool:
+            continue  # a tool of the verified original: no errors
         found = _TOOL.get(tool)
         if found is None:
-            found = _one_tool_errors(tool)
+            found = _one_tool_errors(tool, known)
             _TOOL.put(tool, found)
         if found:
             errors += _reroot(found, "tools[0]", f"tools[{index}]")
@@ -457,9 +511,10 @@ _PROMPTS: IdentityCache[list[FieldError]] = IdentityCache(64)
 _HOOKS: IdentityCache[list[FieldError]] = IdentityCache(64)
 
 
-def harness_problems(harness: Harness) -> list[FieldError]:
+def harness_problems(harness: Harness, known: KnownValid | None = None) -> list[FieldError]:
     """Every rule violation ``validate_harness`` would report (same paths), computed with
-    cached component checks."""
+    cached component checks. ``known``: objects of an already verified harness
+    (``known_valid``), which are valid without a look-up."""
     tool_names = tuple(tool.name for tool in harness.tools)
     skills_hit = _SKILLS.get(harness.skills)
     if skills_hit is not None and skills_hit[0] == tool_names:
@@ -469,7 +524,7 @@ def harness_problems(harness: Harness) -> list[FieldError]:
         _SKILLS.put(harness.skills, (tool_names, skill_errors))
     tool_errors = _TOOLS.get(harness.tools)
     if tool_errors is None:
-        tool_errors = _tool_errors(harness.tools)
+        tool_errors = _tool_errors(harness.tools, known)
         _TOOLS.put(harness.tools, tool_errors)
     prompt_errors = _PROMPTS.get(harness.prompt.sections)
     if prompt_errors is None:
@@ -482,9 +537,23 @@ def harness_problems(harness: Harness) -> list[FieldError]:
     return [*skill_errors, *tool_errors, *prompt_errors, *hook_errors]
 
 
-def schema_errors(schema: object) -> tuple[FieldError, ...]:
+def known_valid(harness: Harness) -> KnownValid:
+    """The objects of a harness ``harness_problems`` accepts, for checking its edits."""
+    if harness_problems(harness):
+        raise ValueError("known_valid needs a valid harness")
+    nodes: dict[int, tuple[dict[str, Any], int]] = {}
+    for tool in harness.tools:
+        nodes.update(SCHEMAS.node_heights(tool.input_schema))
+    return KnownValid(
+        tools={id(tool): tool for tool in harness.tools},
+        schemas={id(tool.input_schema): tool.input_schema for tool in harness.tools},
+        nodes=nodes,
+    )
+
+
+def schema_errors(schema: object, known: KnownValid | None = None) -> tuple[FieldError, ...]:
     """Cached ``input_schema_errors(schema, "")`` of one tool schema."""
-    return SCHEMAS.errors(schema)
+    return SCHEMAS.errors(schema, known)
 
 
 def arguments_valid(schema: dict[str, Any], arguments: object) -> bool:

@@ -29,6 +29,7 @@ from harness_app.hsa.banks import (
     TRANSLATIONS,
     Split,
 )
+from harness_app.hsa.identity_cache import DATASET_CACHE_SIZE
 
 NameKind = Literal["skill", "tool", "param"]
 RenameMode = Literal["synonym", "style", "random", "translate", "reorder"]
@@ -139,12 +140,12 @@ def tokens(name: str) -> list[str]:
     return list(_tokens(name))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=4 * DATASET_CACHE_SIZE)  # (every tool and parameter name of a category)
 def _tokens(name: str) -> tuple[str, ...]:
     return tuple(token.lower() for token in _TOKEN.findall(name))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=4 * DATASET_CACHE_SIZE)
 def looks_like_identifier(name: str) -> bool:
     """True for names that cannot be an ordinary word: 3+ characters with a letter and a
     separator between alphanumerics, a digit, or a camel hump."""
@@ -257,9 +258,13 @@ def candidate_name(
 
 def name_is_valid(name: str, kind: NameKind) -> bool:
     """Legal for its kind, and for the name format of the current ``NamingContext``."""
+    return _name_is_valid(name, kind, naming_context().name_format == "python")
+
+
+@lru_cache(maxsize=4 * DATASET_CACHE_SIZE)
+def _name_is_valid(name: str, kind: NameKind, python: bool) -> bool:
     if kind == "skill":
         return _SKILL_NAME.fullmatch(name) is not None
-    python = naming_context().name_format == "python"
     if kind == "tool":
         return _TOOL_NAME.fullmatch(name) is not None and (not python or is_python_tool_name(name))
     return bool(name) and len(name) <= MAX_NAME_CHARS and (not python or is_python_param_name(name))

@@ -24,7 +24,7 @@ from harness_app.harness.conditions import TOOL_EVENTS, matcher_matches
 from harness_app.harness.model import Harness, Hook, Prompt, PromptSection, Skill, Tool
 from harness_app.harness.validation import MAX_SKILL_DESCRIPTION_CHARS
 from harness_app.hsa.cel_refs import cel_references, overlaps, replace_spans
-from harness_app.hsa.identity_cache import DerivedCache, IdentityCache
+from harness_app.hsa.identity_cache import DATASET_CACHE_SIZE, DerivedCache, IdentityCache
 from harness_app.hsa.naming import looks_like_identifier
 
 # Top-level schema keywords under which renaming a property cannot change what is accepted
@@ -65,7 +65,7 @@ def _text_pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
 _IDENTIFIER_RUN = re.compile(r"[A-Za-z0-9_.\-]+")
 
 
-@lru_cache(maxsize=2048)
+@lru_cache(maxsize=DATASET_CACHE_SIZE)
 def identifier_candidates(text: str) -> frozenset[str]:
     """Every string a whole-identifier match in ``text`` could be: each maximal run of
     identifier characters and its prefixes that end before a dot. A superset, used to skip
@@ -134,7 +134,7 @@ class _SchemaTexts:
     mention no renamed name, and one look at the blob's identifier candidates proves it."""
 
     def __init__(self) -> None:
-        self._blobs: IdentityCache[str] = IdentityCache()
+        self._blobs: IdentityCache[str] = IdentityCache(DATASET_CACHE_SIZE)
 
     def blob(self, schema: object) -> str:
         hit = self._blobs.get(schema)
@@ -194,7 +194,7 @@ def _mentions_any(texts: tuple[str, ...], renames: Mapping[str, str]) -> bool:
     return not all(identifier_candidates(text).isdisjoint(renames) for text in texts)
 
 
-_COMPONENT_MENTIONS: IdentityCache[frozenset[str]] = IdentityCache()
+_COMPONENT_MENTIONS: IdentityCache[frozenset[str]] = IdentityCache(DATASET_CACHE_SIZE)
 
 
 def _component_texts(component: Skill | Tool | PromptSection | Hook) -> tuple[str, ...]:
@@ -207,7 +207,7 @@ def _component_texts(component: Skill | Tool | PromptSection | Hook) -> tuple[st
     return (component.feedback, component.fallback_reply)
 
 
-_SEEN_ONCE: IdentityCache[bool] = IdentityCache()
+_SEEN_ONCE: IdentityCache[bool] = IdentityCache(DATASET_CACHE_SIZE)
 
 
 def _tuple_may_mention(components: tuple[Any, ...], renames: Mapping[str, str]) -> bool:
@@ -377,7 +377,9 @@ class ParamRenameGuard:
         return not any(new == word or overlaps(new, word) for word in self.words)
 
 
-_PARAM_GUARDS: IdentityCache[tuple[tuple[Hook, ...], ParamRenameGuard]] = IdentityCache()
+_PARAM_GUARDS: IdentityCache[tuple[tuple[Hook, ...], ParamRenameGuard]] = IdentityCache(
+    DATASET_CACHE_SIZE
+)
 
 
 def param_rename_guard(harness: Harness, tool: Tool) -> ParamRenameGuard:

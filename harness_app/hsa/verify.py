@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from harness_app.harness.model import Harness
 from harness_app.hsa.harness_check import (
+    KnownValid,
     argument_validator,
     arguments_valid,
     harness_problems,
@@ -35,8 +36,11 @@ def _allowed(harness: Harness, skill_name: str | None, tool: str) -> bool:
     return skill is None or not skill.allowed_tools or tool in skill.allowed_tools
 
 
-def trajectory_problems(harness: Harness, trajectory: GoldTrajectory) -> list[str]:
-    """What is wrong with a gold trajectory against a harness ([] when it fits)."""
+def trajectory_problems(
+    harness: Harness, trajectory: GoldTrajectory, known: KnownValid | None = None
+) -> list[str]:
+    """What is wrong with a gold trajectory against a harness ([] when it fits).
+    ``known``: objects of an already verified harness (``harness_check.known_valid``)."""
     problems: list[str] = []
     if trajectory.skill is not None and harness.skill(trajectory.skill) is None:
         problems.append(f"gold skill '{trajectory.skill}' is not a skill of the harness")
@@ -50,7 +54,7 @@ def trajectory_problems(harness: Harness, trajectory: GoldTrajectory) -> list[st
             problems.append(
                 f"{where}: skill '{trajectory.skill}' does not allow tool '{call.name}'"
             )
-        if schema_errors(tool.input_schema):
+        if schema_errors(tool.input_schema, known):
             problems.append(f"{where}: tool '{call.name}' has an invalid input schema")
             continue
         if not arguments_valid(tool.input_schema, call.arguments):
@@ -63,10 +67,14 @@ def trajectory_problems(harness: Harness, trajectory: GoldTrajectory) -> list[st
     return problems
 
 
-def verify_pair(harness: Harness, trajectory: GoldTrajectory) -> list[str]:
-    """Every problem with the pair: harness rules first, then the trajectory against it."""
-    return [str(error) for error in harness_problems(harness)] + trajectory_problems(
-        harness, trajectory
+def verify_pair(
+    harness: Harness, trajectory: GoldTrajectory, known: KnownValid | None = None
+) -> list[str]:
+    """Every problem with the pair: harness rules first, then the trajectory against it.
+    ``known`` (the objects of an already verified harness it was derived from) only makes
+    the check faster: shared objects are not checked again."""
+    return [str(error) for error in harness_problems(harness, known)] + trajectory_problems(
+        harness, trajectory, known
     )
 
 
@@ -157,9 +165,11 @@ def augmentation_problems(
     steps: Sequence[RenameMapping] = (),
     *,
     original_profile: DecisionProfile | None = None,
+    known: KnownValid | None = None,
 ) -> list[str]:
-    """Everything that must hold for an augmented pair ([] when it is valid)."""
-    problems = verify_pair(augmented, augmented_trajectory)
+    """Everything that must hold for an augmented pair ([] when it is valid). ``known``:
+    ``harness_check.known_valid(original)``, when the caller keeps one (a speed-up only)."""
+    problems = verify_pair(augmented, augmented_trajectory, known)
     if problems:
         return problems
     if mapping.apply(original_trajectory) != augmented_trajectory:

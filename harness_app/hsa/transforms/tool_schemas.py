@@ -4,7 +4,6 @@ without changing which arguments it accepts."""
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from functools import lru_cache, partial
@@ -21,7 +20,7 @@ from harness_app.hsa.banks import (
     VERB_FRAMES,
     Split,
 )
-from harness_app.hsa.identity_cache import DerivedCache
+from harness_app.hsa.identity_cache import DATASET_CACHE_SIZE, DerivedCache
 from harness_app.hsa.mapping import RenameMapping
 from harness_app.hsa.naming import (
     RenameMode,
@@ -385,7 +384,7 @@ def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") else word
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=2 * DATASET_CACHE_SIZE)
 def topic_words(text: str) -> frozenset[str]:
     """Domain words of a name or text: lowercase word tokens, plurals folded, generic tool
     verbs and function words left out."""
@@ -429,7 +428,9 @@ def _distractor_tools(split: Split) -> ApplyFn:
             tool = Tool(
                 name,
                 description,
-                json.loads(json.dumps(schema)),
+                # The bank's schema is shared, not copied (schemas are immutable by
+                # convention), so its checks are cached once for every distractor use.
+                schema,
                 ToolExecutor(
                     kind="webhook",
                     url=DISTRACTOR_WEBHOOK_BASE + quote(name, safe=""),

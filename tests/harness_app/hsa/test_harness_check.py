@@ -18,7 +18,7 @@ from harness_app.harness.model import (
     ToolExecutor,
 )
 from harness_app.harness.validation import validate_harness
-from harness_app.hsa.harness_check import harness_problems
+from harness_app.hsa.harness_check import harness_problems, known_valid
 from tests.harness_app.harness.strategies import harnesses
 
 
@@ -117,3 +117,59 @@ def test_an_edited_component_is_rechecked(demo: Harness) -> None:
     assert _paths(harness_problems(edited)) == _paths(validate_harness(edited))
     assert "tools[0].name" in _paths(harness_problems(edited))
     assert harness_problems(demo) == []
+
+
+@pytest.mark.parametrize("index", range(17))
+def test_known_valid_objects_of_the_original_do_not_hide_errors(demo: Harness, index: int) -> None:
+    """Checking an edit with the original's known-valid objects reports what a full check
+    reports: the shortcut applies only to objects the edit shares with the original."""
+    known = known_valid(demo)
+    broken = _breakages(demo)[index]
+    expected = sorted(str(e) for e in validate_harness(broken))
+    assert sorted(str(e) for e in harness_problems(broken, known)) == expected
+
+
+def test_a_new_schema_around_known_subschemas_is_still_checked(demo: Harness) -> None:
+    tool = next(t for t in demo.tools if t.input_schema.get("properties"))
+    known = known_valid(demo)
+    properties = tool.input_schema["properties"]
+    # The original's subschemas, shared, under a top node with an invalid keyword value.
+    schema = {**tool.input_schema, "properties": dict(properties), "minProperties": -1}
+    edited = Harness(
+        demo.skills,
+        tuple(dataclasses.replace(t, input_schema=schema) if t is tool else t for t in demo.tools),
+        demo.prompt,
+        demo.hooks,
+    )
+    expected = _paths(validate_harness(edited))
+    assert expected and _paths(harness_problems(edited, known)) == expected
+    with pytest.raises(ValueError, match="valid harness"):
+        known_valid(edited)
+
+
+@pytest.mark.parametrize(
+    ("schema", "valid"),
+    [
+        ({"type": "object", "minProperties": 1, "maxProperties": 3, "required": ["a"]}, True),
+        # each keyword seen valid on its own, then one bad value beside them
+        ({"type": "object", "minProperties": 1, "maxProperties": -3}, False),
+        ({"type": "object", "dependentRequired": {"a": ["b"]}, "if": True}, True),
+        ({"type": "object", "dependentRequired": {"a": [1]}}, False),
+        ({"type": "string", "pattern": "^a+$", "format": "date"}, True),
+        ({"type": "string", "pattern": "(", "format": "date"}, False),
+    ],
+)
+def test_keyword_by_keyword_meta_check_agrees_with_the_full_one(
+    schema: dict[str, object], valid: bool
+) -> None:
+    """The shell cache checks each keyword on its own against the meta-schema; a schema is
+    valid exactly when validate_harness accepts it."""
+    tool = Tool(
+        "t",
+        "A tool.",
+        {"type": "object", "properties": {"x": schema}},
+        ToolExecutor("catalog", operation="get_product"),
+    )
+    harness = Harness(tools=(tool,))
+    assert (validate_harness(harness) == []) is valid
+    assert (harness_problems(harness) == []) is valid
