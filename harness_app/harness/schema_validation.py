@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 import re2
 from jsonschema import Draft202012Validator, validators
@@ -29,8 +29,9 @@ from jsonschema.protocols import Validator
 from harness_app.harness.errors import FieldError, join_path
 from harness_app.harness.re2_text import searchable
 
-# Keywords whose value is one subschema, a map of subschemas, or a list of subschemas.
-_SINGLE = (
+# Keywords whose value is one subschema, a map of subschemas, or a list of subschemas (Draft
+# 2020-12); HSA's harness check walks schemas by the same lists.
+SUBSCHEMA_SINGLE: Final = (
     "items",
     "additionalProperties",
     "not",
@@ -43,8 +44,8 @@ _SINGLE = (
     "unevaluatedProperties",
     "contentSchema",
 )
-_MAPS = ("properties", "patternProperties", "$defs", "dependentSchemas")
-_LISTS = ("prefixItems", "allOf", "anyOf", "oneOf")
+SUBSCHEMA_MAPS: Final = ("properties", "patternProperties", "$defs", "dependentSchemas")
+SUBSCHEMA_LISTS: Final = ("prefixItems", "allOf", "anyOf", "oneOf")
 _UNSUPPORTED_UNEVALUATED = (
     "unevaluatedProperties cannot be combined with patternProperties or $ref in a tool schema "
     "(jsonschema would run those regexes outside RE2); list the properties instead"
@@ -195,13 +196,13 @@ def re2_validator(schema: Mapping[str, Any] | bool) -> Validator:
 
 
 def _subschemas(node: Mapping[str, Any]) -> Iterator[Any]:
-    for key in _SINGLE:
+    for key in SUBSCHEMA_SINGLE:
         if isinstance(node.get(key), dict):
             yield node[key]
-    for key in _MAPS:
+    for key in SUBSCHEMA_MAPS:
         if isinstance(node.get(key), dict):
             yield from (v for v in node[key].values() if isinstance(v, dict))
-    for key in _LISTS:
+    for key in SUBSCHEMA_LISTS:
         if isinstance(node.get(key), list):
             yield from (v for v in node[key] if isinstance(v, dict))
 
@@ -237,15 +238,15 @@ def regex_keyword_errors(schema: object, path: str) -> list[FieldError]:
                     join_path(path, *parts, "unevaluatedProperties"), _UNSUPPORTED_UNEVALUATED
                 )
             )
-        for key in _SINGLE:
+        for key in SUBSCHEMA_SINGLE:
             if isinstance(node.get(key), dict):
                 stack.append((node[key], (*parts, key)))
-        for key in _MAPS:
+        for key in SUBSCHEMA_MAPS:
             if isinstance(node.get(key), dict):
                 stack.extend(
                     (v, (*parts, key, k)) for k, v in node[key].items() if isinstance(k, str)
                 )
-        for key in _LISTS:
+        for key in SUBSCHEMA_LISTS:
             if isinstance(node.get(key), list):
                 stack.extend((v, (*parts, key, i)) for i, v in enumerate(node[key]))
     return sorted(errors, key=lambda e: e.path)

@@ -40,7 +40,13 @@ from harness_app.harness.model import (
     Tool,
     ToolExecutor,
 )
-from harness_app.harness.schema_validation import re2_error, re2_validator
+from harness_app.harness.schema_validation import (
+    SUBSCHEMA_LISTS,
+    SUBSCHEMA_MAPS,
+    SUBSCHEMA_SINGLE,
+    re2_error,
+    re2_validator,
+)
 from harness_app.harness.serialization import canonical_json
 from harness_app.harness.typed_reader import MAX_JSON_DEPTH
 from harness_app.harness.validation import (
@@ -68,24 +74,9 @@ _PLACEHOLDER_SCHEMA: Final[dict[str, Any]] = {"type": "object", "properties": {}
 _META_VALIDATOR: Final = Draft202012Validator(
     Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER
 )
-# Keywords whose values are subschemas in Draft 2020-12 (every one is checked against the same
-# meta-schema through "$dynamicRef": "#meta", so a schema is valid exactly when its "shell",
-# with each subschema replaced by ``true``, and every subschema are valid).
-_SUBSCHEMA_MAPS: Final = ("properties", "patternProperties", "$defs", "dependentSchemas")
-_SUBSCHEMA_LISTS: Final = ("prefixItems", "allOf", "anyOf", "oneOf")
-_SUBSCHEMA_SINGLE: Final = (
-    "items",
-    "additionalProperties",
-    "not",
-    "contains",
-    "if",
-    "then",
-    "else",
-    "propertyNames",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "contentSchema",
-)
+# The subschema keywords (SUBSCHEMA_*, from schema_validation) are each checked against the
+# same meta-schema through "$dynamicRef": "#meta", so a schema is valid exactly when its
+# "shell", with each subschema replaced by ``true``, and every subschema are valid.
 
 
 # Keyword values the meta-schema only type-checks; the shell replaces them by a value of the
@@ -241,11 +232,11 @@ class SchemaCache:
                 raise ValueError("node_heights needs a valid schema")
             found[id(node)] = (node, height)
             for key, value in node.items():
-                if key in _SUBSCHEMA_SINGLE and isinstance(value, dict):
+                if key in SUBSCHEMA_SINGLE and isinstance(value, dict):
                     stack.append(value)
-                elif key in _SUBSCHEMA_MAPS and isinstance(value, dict):
+                elif key in SUBSCHEMA_MAPS and isinstance(value, dict):
                     stack += [v for v in value.values() if isinstance(v, dict)]
-                elif key in _SUBSCHEMA_LISTS and isinstance(value, list):
+                elif key in SUBSCHEMA_LISTS and isinstance(value, list):
                     stack += [v for v in value if isinstance(v, dict)]
         return found
 
@@ -258,16 +249,14 @@ class SchemaCache:
             if not isinstance(key, str) or not _re2_safe(key, value):
                 return None  # the full check reports it
             child: int | None
-            if key in _SUBSCHEMA_SINGLE and isinstance(value, dict):
+            if key in SUBSCHEMA_SINGLE and isinstance(value, dict):
                 shell[key] = True
                 child = self._node(value, known)
-            elif (
-                key in _SUBSCHEMA_MAPS and isinstance(value, dict) and _all_schemas(value.values())
-            ):
+            elif key in SUBSCHEMA_MAPS and isinstance(value, dict) and _all_schemas(value.values()):
                 names = value if key != "properties" else _placeholders(len(value))
                 shell[key] = dict.fromkeys(names, True)
                 child = self._children_height(value.values(), known)
-            elif key in _SUBSCHEMA_LISTS and isinstance(value, list) and _all_schemas(value):
+            elif key in SUBSCHEMA_LISTS and isinstance(value, list) and _all_schemas(value):
                 shell[key] = [True] * len(value)
                 child = self._children_height(value, known)
             else:
