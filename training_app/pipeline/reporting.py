@@ -1,0 +1,60 @@
+"""The bridge from a transformers/TRL trainer to a ``StageReporter``: progress every step,
+the trainer's logged metrics (loss, learning rate, grad norm, rewards, KL, ...) as they are
+logged, and cooperative cancel: when the reporter says stop, the trainer saves a checkpoint
+and ends after the current step."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+
+from training_app.pipeline.contract import StageReporter
+
+
+class ReporterCallback(TrainerCallback):
+    def __init__(self, reporter: StageReporter) -> None:
+        self.reporter = reporter
+        self.stopped = False
+
+    def on_train_begin(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        **kwargs: Any,
+    ) -> None:
+        self.reporter.progress(state.global_step, state.max_steps)
+
+    def on_step_end(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        **kwargs: Any,
+    ) -> None:
+        self.reporter.progress(state.global_step, state.max_steps)
+        if self.reporter.should_stop():
+            self.stopped = True
+            self.reporter.log(f"stop requested: saving a checkpoint at step {state.global_step}")
+            control.should_save = True
+            control.should_training_stop = True
+
+    def on_log(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        logs: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        values = {
+            key: float(value)
+            for key, value in (logs or {}).items()
+            if isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and math.isfinite(float(value))
+        }
+        if values:
+            self.reporter.metrics(state.global_step, values)
