@@ -109,15 +109,17 @@ def official_verdict(
     return bool(result["valid"]), None if result["valid"] else result.get("error_type")
 
 
-def checker_view(functions: list[dict], answer: list[dict]) -> list[dict]:
-    """What of the function docs the AST checker reads: the first function (a simple
-    category is judged against it) and those the answer names (find_description), each cut
-    to its name, required list, each parameter's type and the items type of an array or
-    tuple. ``judge_record`` checks that this view gives every verdict the full docs give."""
+def checker_view(functions: list[dict], answer: list[dict], category: str) -> list[dict]:
+    """What of the function docs the AST checker reads: in a simple category the first
+    function (it is judged against that one), else those the answer names
+    (find_description), each cut to its name, required list, each parameter's type and the
+    items type of an array or tuple. ``judge_record`` checks that this view gives every
+    verdict the full docs give."""
     named = {name for entry in answer for name in entry}
+    simple = "parallel" not in category and "multiple" not in category
     view = []
     for index, function in enumerate(functions):
-        if index > 0 and function["name"] not in named:
+        if not (simple and index == 0) and function["name"] not in named:
             continue
         parameters = function["parameters"]
         properties = {}
@@ -399,6 +401,7 @@ def _empty_row() -> dict[str, Any]:
     return {
         "records": 0,
         "valid": 0,
+        "recorded": 0,
         "refused": 0,
         "refused_reasons": Counter(),
         "official_rejects_valid": 0,
@@ -416,15 +419,30 @@ def _line(item: dict[str, Any]) -> bytes:
 
 
 def judge_record(
-    record: dict[str, Any], record_id: str, wrong: bool, row: dict[str, Any], out: Any
+    record: dict[str, Any], record_id: str, full: bool, row: dict[str, Any], out: Any
 ) -> None:
-    """Judge every candidate of one valid record, write its lines, count into ``row``."""
+    """Judge every candidate of one valid record, count into ``row`` and write the lines:
+    all of them when ``full`` (wrong candidates too), else (to keep the file small) the
+    ``truth`` and ``truth_minimal`` verdicts of the categories that want a call."""
     category = record["category"]
     functions = record["function"]
     answer = record["ground_truth"]
-    view = checker_view(functions, answer)
+    view = checker_view(functions, answer, category)
+    written = full or category not in NO_CALL
+    if written:
+        row["recorded"] += 1
+        line = {
+            "kind": "record",
+            "record_id": record_id,
+            "category": category,
+            "policy": record["_run"][0],
+            "seed": record["_run"][1],
+            "functions": view,
+            "ground_truth": answer,
+        }
+        out.write(_line(line))
     rejected = False
-    for kind, candidate in candidates(record, category, functions, answer, wrong):
+    for kind, candidate in candidates(record, category, functions, answer, full):
         valid, error_type = official_verdict(category, functions, candidate, answer)
         if official_verdict(category, view, candidate, answer) != (valid, error_type):
             raise SystemExit(f"{record_id} {kind}: the cut-down functions judge differently")
@@ -443,7 +461,8 @@ def judge_record(
             "official_valid": valid,
             "official_error_type": error_type,
         }
-        out.write(_line(verdict))
+        if written and (full or kind in HEADLINE_KINDS):
+            out.write(_line(verdict))
     if rejected:
         row["official_rejects_valid"] += 1
         row["official_rejected_ids"].append(record["id"])
@@ -455,7 +474,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="verdicts, gzipped JSONL")
     parser.add_argument("--summary", type=Path, required=True, help="headline numbers, JSON")
     parser.add_argument(
-        "--wrong-seeds", default="0", help="seeds whose records also get wrong candidates (0)"
+        "--wrong-seeds",
+        default="0",
+        help="seeds whose records get every candidate kind written (default 0); the others "
+        "are judged on all of them too, but only their truth verdicts are written",
     )
     args = parser.parse_args(argv)
     wrong_seeds = {int(s) for s in args.wrong_seeds.split(",") if s}
@@ -495,20 +517,8 @@ def main(argv: list[str] | None = None) -> int:
                 record_id = f"{policy}:{seed}:{record['id']}"
                 if path is None:
                     record_id = f"original:{record['id']}"
-                out.write(
-                    _line(
-                        {
-                            "kind": "record",
-                            "record_id": record_id,
-                            "category": record["category"],
-                            "policy": policy,
-                            "seed": seed,
-                            "functions": checker_view(record["function"], record["ground_truth"]),
-                            "ground_truth": record["ground_truth"],
-                        }
-                    )
-                )
-                judge_record(record, record_id, path is None or seed in wrong_seeds, row, out)
+                full = path is None or seed in wrong_seeds
+                judge_record({**record, "_run": (policy, seed)}, record_id, full, row, out)
             for category in CATEGORIES:
                 row = counts[category]
                 row["refused_reasons"] = dict(sorted(row["refused_reasons"].items()))
