@@ -154,7 +154,11 @@ class PolicyChatModel:
                     f"the prompt has {len(self.prompt_ids)} tokens, over {self.max_prompt_tokens}",
                 )
         else:
-            self._append(self._bridge(messages), generated=False)
+            bridge = self._bridge(messages)
+            room = self.max_completion_tokens - len(self.completion_ids)
+            # Never past the budget: an observation that does not fit is cut and ends the
+            # rollout (the agent falls back), so the completion stays within GRPO's length.
+            self._append(bridge[:room], generated=False)
         budget = self.max_completion_tokens - len(self.completion_ids)
         if budget <= 0:
             raise ModelCallFailed("protocol", "the rollout's token budget is spent")
