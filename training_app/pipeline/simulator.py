@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_app.harness.model import Harness
+from harness_app.harness.prompt import PromptLayout
 from harness_app.harness.serialization import harness_from_dict
 from harness_app.hsa.augment import AugmentationError, augment
 from harness_app.hsa.policy import POLICIES, AugmentationPolicy
@@ -216,6 +217,7 @@ class Episode:
     harness: Harness
     gold: GoldTrajectory
     variant: Mapping[str, Any]
+    prompt_layout: PromptLayout = "markdown"
 
     @property
     def gold_dict(self) -> dict[str, Any]:
@@ -268,7 +270,9 @@ class LiveStreamSimulator:
             except AugmentationError as exc:
                 problems.append(str(exc))
                 continue
-            return Episode(task, example.harness, example.trajectory, example.provenance)
+            return Episode(
+                task, example.harness, example.trajectory, example.provenance, example.prompt_layout
+            )
         return Episode(
             task, harness, task.gold, {"policy": self.policy.name, "unaugmented": problems[-1:]}
         )
@@ -276,7 +280,11 @@ class LiveStreamSimulator:
     def run(self, episode: Episode, model: ChatModel, *, deadline_s: float = 600.0) -> ReplyTrace:
         tools = ToolRunner(episode.harness.tools, self.catalog, resolve_secret=_no_secrets)
         agent = HarnessAgent(
-            model=model, harness=episode.harness, tools=tools, config=self.agent_config
+            model=model,
+            harness=episode.harness,
+            tools=tools,
+            config=self.agent_config,
+            prompt_layout=episode.prompt_layout,
         )
         return agent.reply(episode.task.comment, episode.task.context, deadline_s=deadline_s)
 

@@ -121,3 +121,40 @@ def test_simulator_refuses_bad_setups() -> None:
             policy=None,
             agent_config=TEXT,
         )
+
+
+class _CapturingModel:
+    name = "capture"
+
+    def __init__(self) -> None:
+        self.systems: list[str] = []
+
+    def complete(self, messages, *, tools, max_tokens, temperature, timeout_s):  # type: ignore[no-untyped-def]
+        from training_app.pipeline.policy_client import PolicyResult, PolicyUsage
+
+        self.systems.append(messages[0]["content"])
+        return PolicyResult(
+            '```json\n{"action": "reply", "text": "Hi!"}\n```', "stop", PolicyUsage(1, 1)
+        )
+
+
+def test_episode_prompt_layout_reaches_the_agent() -> None:
+    simulator = LiveStreamSimulator(
+        harnesses=demo_harnesses(),
+        tasks=demo_tasks(1),
+        catalog=_catalog(),
+        policy=training_policy("hsa-train"),
+        agent_config=TEXT,
+    )
+    layouts = {}
+    for seed in range(60):
+        episode = simulator.episode(0, seed)
+        layouts.setdefault(episode.prompt_layout, episode)
+        if {"xml", "json"} & set(layouts):
+            break
+    other = next(layout for layout in layouts if layout != "markdown")
+    model = _CapturingModel()
+    trace = simulator.run(layouts[other], model)
+    assert trace.reply == "Hi!"
+    marker = "<section" if other == "xml" else '"sections"'
+    assert marker in model.systems[0]
