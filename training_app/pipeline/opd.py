@@ -318,6 +318,9 @@ def run_opd_stage(
             f"vs {teacher.config.vocab_size} tokens"
         )
     teacher.eval()
+    if torch.cuda.is_available():  # the held-out scoring runs before the trainer places them
+        student.to("cuda")
+        teacher.to("cuda")
 
     heldout = build_heldout(
         teacher, tokenizer, heldout_prompts, params.heldout_tokens, params.max_prompt_tokens

@@ -246,17 +246,26 @@ def test_heldout_policy_refused_before_training(tiny_model_dir: Path, tmp_path: 
 
 
 class MetricsReporter(NullReporter):
-    def __init__(self) -> None:
+    def __init__(self, stop_at: int | None = None) -> None:
         self.logged: list[dict[str, float]] = []
+        self.step = 0
+        self.stop_at = stop_at
+
+    def progress(self, step: int, total: int) -> None:
+        self.step = step
 
     def metrics(self, step: int, values: Any) -> None:
         self.logged.append(dict(values))
 
+    def should_stop(self) -> bool:
+        return self.stop_at is not None and self.step >= self.stop_at
 
-def test_two_step_grpo_run_reports_each_reward(tiny_model_dir: Path, tmp_path: Path) -> None:
+
+def test_two_step_grpo_run_reports_each_reward_and_resumes(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
     from transformers import AutoModelForCausalLM
 
-    reporter = MetricsReporter()
     spec = StageSpec(
         "hsa_rl",
         {
@@ -277,16 +286,23 @@ def test_two_step_grpo_run_reports_each_reward(tiny_model_dir: Path, tmp_path: P
         tasks=demo_tasks(4),
         hsa_policy="hsa-train",
     )
-    outcome = run_rl_stage(spec, inputs, tmp_path / "rl", reporter)
+    workdir = tmp_path / "rl"
+    first = MetricsReporter(stop_at=1)
+    stopped = run_rl_stage(spec, inputs, workdir, first)
+    assert stopped.stopped and stopped.final_dir is None and stopped.steps_done == 1
+    assert (workdir / "checkpoints" / "checkpoint-1").is_dir()
+
+    second = MetricsReporter()
+    outcome = run_rl_stage(spec, inputs, workdir, second)
     assert not outcome.stopped and outcome.steps_done == 2
+    assert outcome.summary["resumed_from"] == "checkpoint-1"
     assert outcome.final_dir is not None
     AutoModelForCausalLM.from_pretrained(outcome.final_dir)
-    assert (tmp_path / "rl" / "checkpoints" / "checkpoint-2").is_dir()
-    step_logs = [values for values in reporter.logged if "loss" in values]
+    step_logs = [v for v in first.logged + second.logged if "loss" in v]
     assert len(step_logs) == 2
     for values in step_logs:
         for name in COMPONENTS:
             assert f"rewards/{name}/mean" in values
         assert "kl" in values
-    assert outcome.summary["groups_rolled_out"] == 2
+    assert outcome.summary["groups_rolled_out"] == 1
     assert set(outcome.summary["final_metrics"]) >= {f"rewards/{n}/mean" for n in COMPONENTS}
