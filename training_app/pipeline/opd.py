@@ -22,7 +22,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from training_app.pipeline.contract import StageInputs, StageOutcome, StageReporter, StageSpec
 from training_app.pipeline.stage_params import StageParamsError, params_from_mapping, require
@@ -319,8 +319,8 @@ def run_opd_stage(
         )
     teacher.eval()
     if torch.cuda.is_available():  # the held-out scoring runs before the trainer places them
-        student.to("cuda")
-        teacher.to("cuda")
+        for placed in (student, teacher):
+            cast(Any, placed).to("cuda")
 
     heldout = build_heldout(
         teacher, tokenizer, heldout_prompts, params.heldout_tokens, params.max_prompt_tokens
