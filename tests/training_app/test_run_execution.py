@@ -30,7 +30,7 @@ def test_two_concurrent_claims_one_wins(run_config_dict, operator):  # type: ign
         barrier = threading.Barrier(4)
         wins: list[str] = []
 
-        def claim(name: str) -> None:
+        def claim(name: str, barrier: threading.Barrier = barrier, wins: list[str] = wins) -> None:
             try:
                 barrier.wait()
                 if runs.stage_claim(stage_id=stage.pk, owner=name, lease_s=60):
