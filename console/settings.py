@@ -302,6 +302,9 @@ SPECTACULAR_SETTINGS = {
         # Without a name `manage.py check --deploy` warns (drf_spectacular.W001) and the
         # schema calls it StatusDaeEnum.
         "HarnessVersionStatusEnum": "harness_app.models.HarnessVersion.Status",
+        "TrainingRunStatusEnum": "training_app.models.TrainingRun.Status",
+        "StageRunStatusEnum": "training_app.models.StageRun.Status",
+        "StageKindEnum": "training_app.models.StageRun.Kind",
     },
 }
 
