@@ -206,8 +206,8 @@ def _harness_versions(value: Any, errors: dict[str, str]) -> list[HarnessVersion
             errors[path] = "must be {harness: <id>, version: <number>}"
             continue
         harness, number = item["harness"], item["version"]
-        if not isinstance(harness, int) or not isinstance(number, int):
-            errors[path] = "harness and version are integers"
+        if not all(_db_id(x) for x in (harness, number)):
+            errors[path] = "harness and version are positive integers"
             continue
         version = (
             HarnessVersion.objects.select_related("harness")
@@ -231,8 +231,8 @@ def _datasets(value: Any, versions: list[HarnessVersion], errors: dict[str, str]
     version_ids = {v.pk for v in versions}
     for index, item in enumerate(value):
         path = f"datasets[{index}]"
-        if not isinstance(item, int) or isinstance(item, bool):
-            errors[path] = "a dataset id"
+        if not _db_id(item):
+            errors[path] = "a dataset id (a positive integer)"
             continue
         dataset = Dataset.objects.filter(pk=item).first()
         if dataset is None:
@@ -244,6 +244,10 @@ def _datasets(value: Any, versions: list[HarnessVersion], errors: dict[str, str]
         else:
             found.append(dataset)
     return found
+
+
+def _db_id(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**31
 
 
 def _stages(value: Any, errors: dict[str, str]) -> list[str]:
