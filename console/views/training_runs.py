@@ -56,7 +56,9 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "run": run,
         "stages": list(run.stage_runs.all()),
         "plotly_js_url": plotly_js_url(),
-        "serve_command": " ".join(runs.run_serve_command(run) or []),
+        "serve_command": f"manage.py serve_run {run.pk}"
+        if runs.run_final_dir(run) is not None
+        else "",
         "can_resume": any(s.can_resume for s in run.stage_runs.all()),
         "can_register": runs.run_final_dir(run) is not None and not run.result_endpoint_id,
     }

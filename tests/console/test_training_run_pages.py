@@ -100,7 +100,7 @@ def test_run_page_buttons_and_yaml(run, operator_client: Client):  # type: ignor
     StageRun.objects.filter(run=run).update(status="succeeded", final_dir="/models/final")
     TrainingRun.objects.filter(pk=run.pk).update(status="succeeded")
     html = operator_client.get(f"/training/runs/{run.pk}/").content.decode()
-    assert "Register as endpoint" in html and "transformers" in html
+    assert "Register as endpoint" in html and f"manage.py serve_run {run.pk}" in html
     operator_client.post(f"/training/runs/{run.pk}/endpoint/")
     run.refresh_from_db()
     assert run.result_endpoint is not None and run.result_endpoint.model_name == "/models/final"

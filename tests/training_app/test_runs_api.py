@@ -4,8 +4,11 @@ list query counts that do not grow with the number of runs."""
 
 from __future__ import annotations
 
+from io import StringIO
+
 import pytest
 import yaml
+from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
@@ -125,6 +128,10 @@ def test_cancel_resume_yaml_and_endpoint(run_config_dict, operator_api, operator
     command = body["serve_command"]
     assert command[command.index("--port") + 1] == str(8100 + run.pk)
     assert "/models/run/final" in command
+    printed = StringIO()
+    call_command("serve_run", str(run.pk), "--print", stdout=printed)
+    assert printed.getvalue().startswith("HF_HUB_OFFLINE=1 ")
+    assert f"serve /models/run/final --host 127.0.0.1 --port {8100 + run.pk}" in printed.getvalue()
 
 
 def test_compare_and_list_query_count(run_config_dict, operator_api, operator, enqueued):  # type: ignore[no-untyped-def]
