@@ -167,3 +167,28 @@ def test_a_failing_runner_fails_the_stage_and_the_run(  # type: ignore[no-untype
     assert stage.status == "failed" and "AttributeError" in stage.error
     assert run.status == "failed"
     assert stage.can_resume
+
+
+def test_manage_py_train_inline_runs_the_chain_here(  # type: ignore[no-untyped-def]
+    run_config_dict, tiny_runners, tmp_path
+):
+    import yaml
+    from django.core.management import call_command
+
+    config = run_config_dict | {
+        "base_model_dir": str(tiny_runners),
+        "stages": ["hsa_sft", "opd"],
+        "params": {"hsa_sft": {"max_steps": 2}, "opd": {"max_steps": 2}},
+    }
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(config))
+    from io import StringIO
+
+    out = StringIO()
+    call_command("train", "--config", str(path), "--inline", stdout=out)
+    run = TrainingRun.objects.get()
+    assert run.status == "succeeded", out.getvalue()
+    first, second = run.stage_runs.order_by("order")
+    assert (first.status, second.status) == ("succeeded", "succeeded")
+    assert second.summary["init_model_dir"] == first.final_dir
+    assert f"training run {run.pk}: succeeded" in out.getvalue()

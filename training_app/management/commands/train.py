@@ -59,8 +59,12 @@ class Command(BaseCommand):
         # succeeds) runs the task right here, through the same lease and chain code.
         from celery import current_app
 
+        was_eager = current_app.conf.task_always_eager
         current_app.conf.task_always_eager = True
-        runs.run_start(run=run)
+        try:
+            runs.run_start(run=run)
+        finally:
+            current_app.conf.task_always_eager = was_eager
         run.refresh_from_db()
         for stage in run.stage_runs.order_by("order"):
             self.stdout.write(f"stage {stage.order} {stage.kind}: {stage.status}")
