@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 
 class ModelEndpoint(models.Model):
@@ -328,8 +329,6 @@ class StageRun(models.Model):
         left = self.progress_total - self.progress_step
         if done <= 0 or left < 0 or not self.progress_total:
             return None
-        from django.utils import timezone
-
         elapsed = (timezone.now() - self.attempt_started_at).total_seconds()
         return round(elapsed / done * left, 1)
 

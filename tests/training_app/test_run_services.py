@@ -254,3 +254,18 @@ def test_lease_claim_rules(run_config_dict, operator):  # type: ignore[no-untype
     stage.refresh_from_db()
     assert (stage.lease_owner, stage.attempts) == ("b", 2)
     assert runs.stage_heartbeat(stage_id=stage.pk, owner="a") is False  # a lost it
+
+
+def test_watchdog_cancels_a_stale_stage_that_was_asked_to_stop(  # type: ignore[no-untyped-def]
+    run_config_dict, operator, enqueued, django_capture_on_commit_callbacks
+):
+    run = runs.run_create(config=run_config_dict, created_by=operator, start=False)
+    stage = run.stage_runs.get(order=0)
+    _running(stage, heartbeat_age_s=60)
+    runs.run_cancel(run=run)  # the worker is dead: nobody will read the flag
+    with django_capture_on_commit_callbacks(execute=True):
+        assert runs.stages_requeue_stale(timeout_s=30) == []
+    stage.refresh_from_db()
+    run.refresh_from_db()
+    assert (stage.status, run.status) == ("cancelled", "cancelled")
+    assert enqueued == []

@@ -208,10 +208,24 @@ def stages_requeue_stale(*, timeout_s: float | None = None) -> list[int]:
     for stage_id in stale.values_list("pk", flat=True):
         with transaction.atomic():
             # Conditional on the heartbeat still being stale: a worker that renewed it in the
-            # meantime keeps its stage.
-            updated = StageRun.objects.filter(
+            # meantime keeps its stage. A stage the operator asked to stop is not requeued:
+            # its worker is gone, so it is simply cancelled (resumable from its checkpoint).
+            stale_stage = StageRun.objects.filter(
                 pk=stage_id, status=StageRun.Status.RUNNING, heartbeat_at__lt=cutoff
-            ).update(
+            )
+            if stale_stage.filter(cancel_requested=True).update(
+                status=StageRun.Status.CANCELLED,
+                lease_owner="",
+                lease_expires_at=None,
+                finished_at=timezone.now(),
+                updated_at=timezone.now(),
+            ):
+                StageAttempt.objects.filter(stage_id=stage_id, ended_at__isnull=True).update(
+                    ended_at=timezone.now(), outcome="lost (stale heartbeat)"
+                )
+                _after_stage(StageRun.objects.get(pk=stage_id))
+                continue
+            updated = stale_stage.update(
                 status=StageRun.Status.QUEUED,
                 lease_owner="",
                 lease_expires_at=None,
