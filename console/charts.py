@@ -3,6 +3,7 @@
 - ``latency_histogram`` / ``latency_by_concurrency``: plotly figures of a latency report,
   returned as plain dicts (``fig.to_json()`` parsed) for ``json_script``; a small script
   draws them with the plotly.js bundled in the ``plotly`` package (no CDN).
+- ``training_compare_figure``: one metric of several training runs on one chart.
 - ``trace_timeline``: a reply's steps as rows of a CSS timeline. Each bar's left offset and
   width are percentages of the reply's total time, so the page needs no chart library.
 """
@@ -463,3 +464,27 @@ def daily_effects(readout: Readout, metric: str) -> dict[str, Any]:
     fig.add_hline(y=0, line_color="#7b8794", line_dash="dash")
     fig.update_layout(**_layout(yaxis_title="relative effect that day (%)", xaxis_title="day"))
     return _as_dict(fig)
+
+
+# --- training runs -------------------------------------------------------------------------
+
+
+def training_compare_figure(series: list[dict[str, Any]], metric: str) -> dict[str, Any]:
+    """One line per run for ``metric``, its stages laid end to end on the step axis."""
+    figure = go.Figure()
+    for index, item in enumerate(series):
+        figure.add_trace(
+            go.Scatter(
+                x=item["step"],
+                y=item["value"],
+                mode="lines",
+                name=f"#{item['run_id']} {item['name']}",
+                line={"color": LEVEL_COLORS[index % len(LEVEL_COLORS)]},
+            )
+        )
+    figure.update_layout(
+        **_layout(
+            xaxis={"title": {"text": "step (stages end to end)"}}, yaxis={"title": {"text": metric}}
+        )
+    )
+    return _as_dict(figure)

@@ -302,6 +302,9 @@ SPECTACULAR_SETTINGS = {
         # Without a name `manage.py check --deploy` warns (drf_spectacular.W001) and the
         # schema calls it StatusDaeEnum.
         "HarnessVersionStatusEnum": "harness_app.models.HarnessVersion.Status",
+        "TrainingRunStatusEnum": "training_app.models.TrainingRun.Status",
+        "StageRunStatusEnum": "training_app.models.StageRun.Status",
+        "StageKindEnum": "training_app.models.StageRun.Kind",
     },
 }
 
@@ -314,12 +317,35 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TRACK_STARTED = True
+# Training runs (docs/TRAINING_RUNS.md): a running stage renews its lease every
+# HAT_TRAIN_HEARTBEAT_INTERVAL_S; the watchdog (every HAT_TRAIN_WATCHDOG_INTERVAL_S, on beat)
+# requeues a running stage whose heartbeat is older than HAT_TRAIN_HEARTBEAT_TIMEOUT_S.
+HAT_TRAIN_DIR = Path(env.str("HAT_TRAIN_DIR", default=str(VAR_DIR / "training")))
+HAT_TRAIN_HEARTBEAT_TIMEOUT_S = env.float("HAT_TRAIN_HEARTBEAT_TIMEOUT_S", default=120.0)
+HAT_TRAIN_HEARTBEAT_INTERVAL_S = env.float(
+    "HAT_TRAIN_HEARTBEAT_INTERVAL_S", default=min(5.0, HAT_TRAIN_HEARTBEAT_TIMEOUT_S / 4)
+)
+HAT_TRAIN_WATCHDOG_INTERVAL_S = env.float("HAT_TRAIN_WATCHDOG_INTERVAL_S", default=30.0)
+HAT_TRAIN_STAGE_TIME_LIMIT_S = env.int("HAT_TRAIN_STAGE_TIME_LIMIT_S", default=24 * 3600)
+# Stage runners by kind, "kind=module.function,..."; unset kinds use the pipeline's own
+# (training_app.pipeline.contract.stage_runner). A seam for tests and custom stages.
+HAT_TRAIN_STAGE_RUNNERS = dict(
+    item.split("=", 1) for item in env.list("HAT_TRAIN_STAGE_RUNNERS", default=[]) if "=" in item
+)
+# Endpoints registered from finished runs serve on HAT_TRAIN_SERVE_PORT + run id.
+HAT_TRAIN_SERVE_PORT = env.int("HAT_TRAIN_SERVE_PORT", default=8100)
+
 CELERY_BEAT_SCHEDULE = {
     "experiment-rollups": {
         "task": "experiments_app.tasks.update_rollups",
         "schedule": HAT_ROLLUP_INTERVAL_S,
     },
+    "training-watchdog": {
+        "task": "training_app.requeue_stale_stages",
+        "schedule": HAT_TRAIN_WATCHDOG_INTERVAL_S,
+    },
 }
+CELERY_TASK_ROUTES = {"training_app.run_stage": {"queue": "train"}}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "celery-broker"
     for _sub in ("out", "processed", "control"):

@@ -8,6 +8,7 @@ examples and is never killed mid-write.
 from __future__ import annotations
 
 from celery import shared_task
+from django.conf import settings
 
 from training_app import services
 
@@ -21,3 +22,24 @@ from training_app import services
 )
 def run_augmentation_job(job_id: int) -> None:
     services.augmentation_job_run(job_id)
+
+
+@shared_task(
+    name="training_app.run_stage",
+    acks_late=True,
+    # A worker that dies mid-stage is handled by the watchdog (stale heartbeat -> requeue);
+    # a message redelivered later finds the stage running or done and exits.
+    reject_on_worker_lost=False,
+    soft_time_limit=settings.HAT_TRAIN_STAGE_TIME_LIMIT_S - 60,
+    time_limit=settings.HAT_TRAIN_STAGE_TIME_LIMIT_S,
+)
+def run_stage(stage_id: int) -> str:
+    """One training stage, under a database lease: a second delivery that finds the stage
+    held by a live worker exits without running it."""
+    return services.runs.stage_execute(stage_id)
+
+
+@shared_task(name="training_app.requeue_stale_stages")
+def requeue_stale_stages() -> list[int]:
+    """Beat's watchdog: requeue running stages whose heartbeat went stale."""
+    return services.runs.stages_requeue_stale()

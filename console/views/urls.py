@@ -15,6 +15,7 @@ from console.views import (
     products,
     replies,
     rooms,
+    training_runs,
     vendor,
     versions,
     webhook_secrets,
@@ -116,6 +117,30 @@ urlpatterns = [
         name="dataset-download",
     ),
     path("training/jobs/<int:job_id>/", datasets.augmentation_job, name="augmentation-job"),
+    path("training/runs/", training_runs.run_list, name="training-run-list"),
+    path("training/runs/new/", training_runs.run_create, name="training-run-create"),
+    path("training/runs/compare/", training_runs.run_compare, name="training-run-compare"),
+    path("training/runs/<int:run_id>/", training_runs.run_detail, name="training-run-detail"),
+    path(
+        "training/runs/<int:run_id>/cancel/",
+        training_runs.run_cancel,
+        name="training-run-cancel",
+    ),
+    path(
+        "training/runs/<int:run_id>/resume/",
+        training_runs.run_resume,
+        name="training-run-resume",
+    ),
+    path(
+        "training/runs/<int:run_id>/endpoint/",
+        training_runs.run_register_endpoint,
+        name="training-run-endpoint",
+    ),
+    path(
+        "training/runs/<int:run_id>/config.yaml",
+        training_runs.run_config_yaml,
+        name="training-run-config",
+    ),
     path(
         "training/jobs/<int:job_id>/cancel/",
         datasets.augmentation_job_cancel,

@@ -28,6 +28,7 @@ def list_urls(room: Room) -> list[str]:
         "/api/v1/experiments/",
         "/api/v1/datasets/",
         "/api/v1/augmentation-jobs/",
+        "/api/v1/training-runs/",
     ]
 
 
@@ -40,7 +41,7 @@ def test_the_list_above_is_every_paginated_api_list(room: Room) -> None:
             get = getattr(view, "get", None)
             if get is not None and "paginate_queryset" in inspect.getsource(get):
                 paginated.append(f"/api/v1/{pattern.pattern}")
-    assert len(paginated) == len(list_urls(room)) == 9
+    assert len(paginated) == len(list_urls(room)) == 10
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from training_app.api import datasets, hsa
+from training_app.api import datasets, hsa, runs
 
 urlpatterns = [
     path("datasets/", datasets.DatasetListApi.as_view(), name="dataset-list"),
@@ -24,6 +24,47 @@ urlpatterns = [
         "augmentation-jobs/<int:job_id>/cancel/",
         datasets.AugmentationJobCancelApi.as_view(),
         name="augmentation-job-cancel",
+    ),
+    path("training-runs/", runs.TrainingRunListApi.as_view(), name="training-run-list"),
+    path(
+        "training-runs/compare/",
+        runs.TrainingRunCompareApi.as_view(),
+        name="training-run-compare",
+    ),
+    path(
+        "training-runs/<int:run_id>/",
+        runs.TrainingRunDetailApi.as_view(),
+        name="training-run-detail",
+    ),
+    path(
+        "training-runs/<int:run_id>/stages/<int:stage_id>/",
+        runs.StageRunDetailApi.as_view(),
+        name="training-stage-detail",
+    ),
+    path(
+        "training-runs/<int:run_id>/metrics/",
+        runs.TrainingRunMetricsApi.as_view(),
+        name="training-run-metrics",
+    ),
+    path(
+        "training-runs/<int:run_id>/cancel/",
+        runs.TrainingRunCancelApi.as_view(),
+        name="training-run-cancel",
+    ),
+    path(
+        "training-runs/<int:run_id>/resume/",
+        runs.TrainingRunResumeApi.as_view(),
+        name="training-run-resume",
+    ),
+    path(
+        "training-runs/<int:run_id>/config.yaml",
+        runs.TrainingRunConfigApi.as_view(),
+        name="training-run-config",
+    ),
+    path(
+        "training-runs/<int:run_id>/endpoint/",
+        runs.TrainingRunEndpointApi.as_view(),
+        name="training-run-endpoint",
     ),
     path("hsa/transforms/", hsa.HsaCatalogApi.as_view(), name="hsa-catalog"),
     path(

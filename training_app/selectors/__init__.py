@@ -2,7 +2,8 @@
 
 * ``endpoints``: model endpoints, the ``vllm serve`` line each runs, and a live connection
   check;
-* ``datasets``: datasets (and a dataset's file as a download) and augmentation jobs.
+* ``datasets``: datasets (and a dataset's file as a download) and augmentation jobs;
+* ``runs``: training runs, their stages and metric series.
 
 The public names are re-exported here, so callers write ``selectors.dataset_get(...)``.
 """
@@ -26,6 +27,14 @@ from training_app.selectors.endpoints import (
     endpoints_active,
     endpoints_list,
 )
+from training_app.selectors.runs import (
+    metric_names,
+    run_get,
+    run_metric_series,
+    runs_list,
+    runs_metric_compare,
+    stage_get,
+)
 
 __all__ = [
     "ConnectionCheck",
@@ -43,4 +52,10 @@ __all__ = [
     "endpoints_active",
     "endpoints_list",
     "harness_versions_for_datasets",
+    "metric_names",
+    "run_get",
+    "run_metric_series",
+    "runs_list",
+    "runs_metric_compare",
+    "stage_get",
 ]

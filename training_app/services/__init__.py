@@ -3,6 +3,8 @@
 * ``endpoints``: model endpoints (create, update);
 * ``datasets``: gold datasets (checked line by line against their harness version) and HSA
   augmentation jobs (create, cancel, and the run the Celery task calls);
+* ``run_config`` / ``runs``: training runs (config validation and YAML; create, cancel,
+  resume, the stage lease, heartbeat and watchdog, the stage body the Celery task runs);
 * ``hsa_preview``: one HSA augmentation of a harness, for people to look at before training.
 
 The endpoint and dataset names are re-exported here (``services.dataset_create_gold(...)``);
@@ -10,7 +12,7 @@ the preview is called through its module (``hsa_preview.preview(...)``), whose s
 only read well with it.
 """
 
-from training_app.services import hsa_preview
+from training_app.services import hsa_preview, run_config, runs
 from training_app.services.datasets import (
     DatasetImportError,
     LineError,
@@ -33,4 +35,6 @@ __all__ = [
     "endpoint_update",
     "hsa_preview",
     "parse_gold_lines",
+    "run_config",
+    "runs",
 ]
