@@ -106,6 +106,13 @@ def test_heldout_is_a_fraction_of_distinct_tasks() -> None:
 # --- loss masking ----------------------------------------------------------------------------
 
 
+def _ids(tokenizer: Any, messages: list[dict[str, Any]], **kwargs: Any) -> list[int]:
+    encoded: Any = tokenizer.apply_chat_template(
+        messages, tokenize=True, return_dict=True, **kwargs
+    )
+    return list(encoded["input_ids"])
+
+
 def test_loss_covers_exactly_the_assistant_turn(tiny_model_dir: Path, tmp_path: Path) -> None:
     from transformers import AutoTokenizer
 
@@ -116,19 +123,17 @@ def test_loss_covers_exactly_the_assistant_turn(tiny_model_dir: Path, tmp_path: 
     input_ids, labels = example["input_ids"], example["labels"]
     # reference: the chat template's own rendering of the prompt with the generation prompt
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
-    prompt_ids = tokenizer.apply_chat_template(
-        row.prompt, add_generation_prompt=True, tokenize=True
-    )["input_ids"]
-    full_ids = tokenizer.apply_chat_template(row.prompt + row.completion, tokenize=True)[
-        "input_ids"
-    ]
+    prompt_ids = _ids(tokenizer, row.prompt, add_generation_prompt=True)
+    full_ids = _ids(tokenizer, row.prompt + row.completion)
     assert input_ids == full_ids
     n = len(prompt_ids)
     assert input_ids[:n] == prompt_ids
     assert all(label == -100 for label in labels[:n])  # nothing of the prompt
     assert labels[n:] == input_ids[n:]  # every token of the completion
-    assert tokenizer.decode(labels[n:]) == row.completion[0]["content"] + "<|im_end|>\n"
-    assert tokenizer.decode(input_ids[:n]).endswith("<|im_start|>assistant\n")
+    completion_text = str(tokenizer.decode(labels[n:]))
+    prompt_text = str(tokenizer.decode(input_ids[:n]))
+    assert completion_text == row.completion[0]["content"] + "<|im_end|>\n"
+    assert prompt_text.endswith("<|im_start|>assistant\n")
 
 
 # --- the stage -------------------------------------------------------------------------------
@@ -208,7 +213,13 @@ def test_stop_then_resume_continues_from_the_checkpoint(
 ) -> None:
     spec = StageSpec(
         "hsa_sft",
-        {"max_steps": 3, "save_steps": 10, "max_length": 2048, "heldout_fraction": 0.0},
+        {
+            "max_steps": 3,
+            "gradient_accumulation_steps": 1,
+            "save_steps": 10,
+            "max_length": 2048,
+            "heldout_fraction": 0.0,
+        },
     )
     work = tmp_path / "work"
     inputs = _inputs(tiny_model_dir, policy="")
