@@ -113,18 +113,25 @@ def _ids(tokenizer: Any, messages: list[dict[str, Any]], **kwargs: Any) -> list[
     return list(encoded["input_ids"])
 
 
-def test_loss_covers_exactly_the_assistant_turn(tiny_model_dir: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("tool_mode", ["text", "native"])
+def test_loss_covers_exactly_the_assistant_turn(
+    tiny_model_dir: Path, tmp_path: Path, tool_mode: str
+) -> None:
+    import json
+
     from transformers import AutoTokenizer
 
-    rows, _report = build_sft_rows(TASKS[:1], {"demo": HARNESS}, BuildOptions())
+    options = BuildOptions(tool_mode=tool_mode)  # type: ignore[arg-type]
+    rows, _report = build_sft_rows(TASKS[:1], {"demo": HARNESS}, options)
     row = rows[1]  # the tool call after load_skill: a prompt with an observation in it
     trainer = build_trainer(SftParams(max_length=4096), tiny_model_dir, [row], [], tmp_path / "out")
     example = trainer.train_dataset[0]
     input_ids, labels = example["input_ids"], example["labels"]
     # reference: the chat template's own rendering of the prompt with the generation prompt
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
-    prompt_ids = _ids(tokenizer, row.prompt, add_generation_prompt=True)
-    full_ids = _ids(tokenizer, row.prompt + row.completion)
+    tools = row.tools
+    prompt_ids = _ids(tokenizer, row.prompt, add_generation_prompt=True, tools=tools)
+    full_ids = _ids(tokenizer, row.prompt + row.completion, tools=tools)
     assert input_ids == full_ids
     n = len(prompt_ids)
     assert input_ids[:n] == prompt_ids
@@ -132,7 +139,16 @@ def test_loss_covers_exactly_the_assistant_turn(tiny_model_dir: Path, tmp_path: 
     assert labels[n:] == input_ids[n:]  # every token of the completion
     completion_text = str(tokenizer.decode(labels[n:]))
     prompt_text = str(tokenizer.decode(input_ids[:n]))
-    assert completion_text == row.completion[0]["content"] + "<|im_end|>\n"
+    if tool_mode == "text":
+        expected = row.completion[0]["content"]
+    else:  # SmolLM2's template writes native tool calls as <tool_call> blocks
+        call = row.completion[0]["tool_calls"][0]["function"]
+        arguments = json.loads(call["arguments"])
+        expected = (
+            f'<tool_call>\n{{"name": "{call["name"]}", "arguments": '
+            f"{json.dumps(arguments)}}}\n</tool_call>"
+        )
+    assert completion_text == expected + "<|im_end|>\n"
     assert prompt_text.endswith("<|im_start|>assistant\n")
 
 
