@@ -44,6 +44,49 @@ def products_of_room(room: Room) -> QuerySet[Product]:
     return Product.objects.filter(room=room).order_by("sku")
 
 
+def room_catalog_snapshot(room: Room, *, at: Any = None) -> dict[str, Any]:
+    """The room's catalog at one moment as plain data (the format of
+    ``training_app.pipeline.catalog_snapshot``): the products on sale then and the coupons
+    active then, money as ``"89.00"`` strings. Training generates gold trajectories from it."""
+    from django.db.models import Q
+    from django.utils import timezone
+
+    now = at or timezone.now()
+    on_sale = (Q(sale_starts_at__isnull=True) | Q(sale_starts_at__lte=now)) & (
+        Q(sale_ends_at__isnull=True) | Q(sale_ends_at__gt=now)
+    )
+    active = (Q(starts_at__isnull=True) | Q(starts_at__lte=now)) & (
+        Q(ends_at__isnull=True) | Q(ends_at__gt=now)
+    )
+    return {
+        "room_name": room.name,
+        "room_locale": room.locale,
+        "currency": room.currency,
+        "today": now.date().isoformat(),
+        "products": [
+            {
+                "sku": p.sku,
+                "title": p.title,
+                "price": f"{p.price:.2f}",
+                "stock": p.stock,
+                "attributes": p.attributes,
+            }
+            for p in room.products.filter(on_sale).order_by("sku")
+        ],
+        "coupons": [
+            {
+                "code": c.code,
+                "description": c.description,
+                "amount": f"{c.amount:.2f}",
+                "threshold": f"{c.threshold:.2f}",
+                "sku": c.sku,
+                "ends_at": c.ends_at.isoformat() if c.ends_at else None,
+            }
+            for c in room.coupons.filter(active).order_by("code")
+        ],
+    }
+
+
 def product_get(*, room: Room, sku: str) -> Product:
     try:
         return products_of_room(room).get(sku=sku)

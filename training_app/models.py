@@ -177,6 +177,7 @@ class TrainingRun(models.Model):
     ``training_app.services.runs.run_config`` exports back, so a run can be reproduced."""
 
     class Status(models.TextChoices):
+        DRAFT = "draft", "Draft (not started)"
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
         SUCCEEDED = "succeeded", "Succeeded"
@@ -204,7 +205,7 @@ class TrainingRun(models.Model):
     stages = models.JSONField(help_text="Ordered stage kinds, e.g. ['hsa_sft', 'hsa_rl'].")
     params = models.JSONField(default=dict, blank=True, help_text="Per-stage parameters.")
     seed = models.BigIntegerField(default=0)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
     result_endpoint = models.ForeignKey(
         ModelEndpoint,
         on_delete=models.SET_NULL,
@@ -222,7 +223,9 @@ class TrainingRun(models.Model):
         ordering = ["-created_at", "-id"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(status__in=["queued", "running", "succeeded", "failed", "cancelled"]),
+                condition=Q(
+                    status__in=["draft", "queued", "running", "succeeded", "failed", "cancelled"]
+                ),
                 name="training_run_status_valid",
             ),
         ]

@@ -80,6 +80,18 @@ def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
 
 @require_POST
 @operator_required
+def run_start(request: HttpRequest, run_id: int) -> HttpResponse:
+    try:
+        runs.run_start(run=selectors.run_get(run_id=run_id))
+    except runs.StartError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, "Started: the first stage is queued on the train worker.")
+    return redirect("console:training-run-detail", run_id=run_id)
+
+
+@require_POST
+@operator_required
 def run_resume(request: HttpRequest, run_id: int) -> HttpResponse:
     try:
         runs.run_resume(run=selectors.run_get(run_id=run_id))

@@ -127,6 +127,11 @@ urlpatterns = [
         name="training-run-cancel",
     ),
     path(
+        "training/runs/<int:run_id>/start/",
+        training_runs.run_start,
+        name="training-run-start",
+    ),
+    path(
         "training/runs/<int:run_id>/resume/",
         training_runs.run_resume,
         name="training-run-resume",

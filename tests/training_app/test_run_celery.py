@@ -58,7 +58,12 @@ def start_worker(tmp_path, settings) -> Iterator[Callable[..., subprocess.Popen[
     }
     processes: list[subprocess.Popen[bytes]] = []
 
-    def start(name: str, *, queues: str = "train", beat: bool = False) -> subprocess.Popen[bytes]:
+    def start(
+        name: str, *, queues: str = "train", beat: bool = False, real_stages: bool = False
+    ) -> subprocess.Popen[bytes]:
+        worker_env = dict(env)
+        if real_stages:  # the pipeline's own HSA-SFT, OPD and HSA-RL runners
+            del worker_env["HAT_TRAIN_STAGE_RUNNERS"]
         command = [
             sys.executable,
             "-m",
@@ -83,7 +88,12 @@ def start_worker(tmp_path, settings) -> Iterator[Callable[..., subprocess.Popen[
             command += ["--beat", "--schedule", str(tmp_path / f"beat-{name}")]
         log = (tmp_path / f"{name}.log").open("wb")
         process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            command,
+            cwd=ROOT,
+            env=worker_env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         process.log_path = tmp_path / f"{name}.log"  # type: ignore[attr-defined]
         processes.append(process)
@@ -134,6 +144,75 @@ def test_two_stage_run_on_a_real_worker(  # type: ignore[no-untyped-def]
     assert second.summary["init_model_dir"] == first.final_dir
     assert first.metrics.filter(name="loss").count() == 3
     assert Path(second.final_dir, "model.safetensors").is_file()
+
+
+def test_three_real_stages_end_to_end_on_a_real_worker(  # type: ignore[no-untyped-def]
+    compact_room, operator, tiny_model_dir, start_worker
+):
+    """HSA-SFT -> General OPD -> HSA-RL with the pipeline's real runners (TRL's SFTTrainer,
+    DistillationTrainer, GRPOTrainer) on the tiny model, tasks generated from the room's
+    catalog on the compact harness, through a real Celery worker."""
+    worker = start_worker("pipeline", real_stages=True)
+    version = compact_room.harness.published_version
+    config = {
+        "name": "tiny HAT",
+        "base_model_dir": str(tiny_model_dir),
+        "harness_versions": [{"harness": version.harness_id, "version": version.number}],
+        "catalog_tasks": True,
+        "hsa_policy": "hsa-train",
+        "stages": ["hsa_sft", "opd", "hsa_rl"],
+        "params": {
+            "hsa_sft": {
+                "max_steps": 4,
+                "save_steps": 2,
+                "learning_rate": 1e-3,
+                "gradient_accumulation_steps": 1,
+                "max_length": 1024,
+                "heldout_fraction": 0.2,
+            },
+            "opd": {
+                "steps": 3,
+                "save_steps": 3,
+                "batch_size": 2,
+                "learning_rate": 1e-3,
+                "max_new_tokens": 16,
+                "heldout_prompts": 4,
+                "heldout_tokens": 8,
+            },
+            "hsa_rl": {
+                "steps": 1,
+                "save_steps": 1,
+                "num_generations": 2,
+                "prompts_per_step": 1,
+                "max_turn_tokens": 24,
+                "max_completion_tokens": 96,
+                "agent_max_steps": 2,
+                "max_prompt_tokens": 1024,
+            },
+        },
+        "seed": 3,
+    }
+    run = runs.run_create(config=config, created_by=operator)
+    _wait(lambda: TrainingRun.objects.get(pk=run.pk).is_finished, 900, worker)
+    run.refresh_from_db()
+    sft, opd, rl = run.stage_runs.order_by("order")
+    assert run.status == "succeeded", _logs(worker) + str(
+        [(s.kind, s.status, s.error) for s in (sft, opd, rl)]
+    )
+    # checkpoints exist and load
+    from transformers import AutoModelForCausalLM
+
+    for stage in (sft, opd, rl):
+        assert AutoModelForCausalLM.from_pretrained(stage.final_dir) is not None
+    # metrics were recorded, and each stage moved what it trains
+    assert sft.metrics.filter(name="loss").count() >= 4
+    assert sft.summary["heldout_loss_after"] < sft.summary["heldout_loss_before"], sft.summary
+    assert opd.summary["heldout_divergence_after"] < opd.summary["heldout_divergence_before"], (
+        opd.summary
+    )
+    reward_names = set(rl.metrics.values_list("name", flat=True))
+    for component in ("accuracy", "effectiveness", "tool_rationality", "skill_selection"):
+        assert any(component in name for name in reward_names), reward_names
 
 
 def test_killed_worker_stage_is_requeued_by_the_watchdog_and_resumes(  # type: ignore[no-untyped-def]

@@ -269,3 +269,24 @@ def test_watchdog_cancels_a_stale_stage_that_was_asked_to_stop(  # type: ignore[
     run.refresh_from_db()
     assert (stage.status, run.status) == ("cancelled", "cancelled")
     assert enqueued == []
+
+
+def test_a_draft_run_starts_once(  # type: ignore[no-untyped-def]
+    run_config_dict, operator, enqueued, django_capture_on_commit_callbacks
+):
+    # given a run created without starting it
+    run = runs.run_create(config=run_config_dict, created_by=operator, start=False)
+    assert run.status == "draft" and enqueued == []
+    # when it is started
+    with django_capture_on_commit_callbacks(execute=True):
+        runs.run_start(run=run)
+    # then its first stage is queued, and a second start is refused without queuing again
+    first = run.stage_runs.order_by("order").first()
+    assert first is not None and enqueued == [first.pk]
+    assert TrainingRun.objects.get(pk=run.pk).status == "queued"
+    with (
+        django_capture_on_commit_callbacks(execute=True),
+        pytest.raises(runs.StartError, match="not a draft"),
+    ):
+        runs.run_start(run=run)
+    assert enqueued == [first.pk]

@@ -153,3 +153,18 @@ def test_compare_and_list_query_count(run_config_dict, operator_api, operator, e
     with CaptureQueriesContext(connection) as four:
         assert len(operator_api.get("/api/v1/training-runs/").json()["results"]) == 4
     assert len(four) == len(three)
+
+
+def test_start_a_draft_run(  # type: ignore[no-untyped-def]
+    run_config_dict, operator_api, operator, enqueued, django_capture_on_commit_callbacks
+):
+    run = runs.run_create(config=run_config_dict, created_by=operator, start=False)
+    base = f"/api/v1/training-runs/{run.pk}"
+    with django_capture_on_commit_callbacks(execute=True):
+        started = operator_api.post(f"{base}/start/")
+    assert started.status_code == 200 and started.json()["status"] == "queued"
+    assert [s["status"] for s in started.json()["stage_runs"]] == ["queued", "pending"]
+    with django_capture_on_commit_callbacks(execute=True):
+        again = operator_api.post(f"{base}/start/")
+    assert again.status_code == 400 and "not a draft" in _fields(again)["status"]
+    assert len(enqueued) == 1

@@ -140,6 +140,19 @@ class TrainingRunCancelApi(GenericAPIView):  # type: ignore[type-arg]
         return Response(TrainingRunOutput(selectors.run_get(run_id=run_id)).data)
 
 
+class TrainingRunStartApi(GenericAPIView):  # type: ignore[type-arg]
+    permission_classes = [IsOperator]
+    serializer_class = TrainingRunOutput
+
+    @extend_schema(request=None, responses=TrainingRunOutput)
+    def post(self, request: Request, run_id: int) -> Response:
+        try:
+            runs.run_start(run=selectors.run_get(run_id=run_id))
+        except runs.StartError as exc:
+            raise ValidationError({"status": str(exc)}) from None
+        return Response(TrainingRunOutput(selectors.run_get(run_id=run_id)).data)
+
+
 class TrainingRunResumeApi(GenericAPIView):  # type: ignore[type-arg]
     permission_classes = [IsOperator]
     serializer_class = TrainingRunOutput

@@ -52,6 +52,11 @@ urlpatterns = [
         name="training-run-cancel",
     ),
     path(
+        "training-runs/<int:run_id>/start/",
+        runs.TrainingRunStartApi.as_view(),
+        name="training-run-start",
+    ),
+    path(
         "training-runs/<int:run_id>/resume/",
         runs.TrainingRunResumeApi.as_view(),
         name="training-run-resume",

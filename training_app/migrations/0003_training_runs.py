@@ -25,7 +25,7 @@ class Migration(migrations.Migration):
                 ('stages', models.JSONField(help_text="Ordered stage kinds, e.g. ['hsa_sft', 'hsa_rl'].")),
                 ('params', models.JSONField(blank=True, default=dict, help_text='Per-stage parameters.')),
                 ('seed', models.BigIntegerField(default=0)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='queued', max_length=16)),
+                ('status', models.CharField(choices=[('draft', 'Draft (not started)'), ('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='draft', max_length=16)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
                 ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
@@ -105,7 +105,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddConstraint(
             model_name='trainingrun',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['queued', 'running', 'succeeded', 'failed', 'cancelled'])), name='training_run_status_valid'),
+            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['draft', 'queued', 'running', 'succeeded', 'failed', 'cancelled'])), name='training_run_status_valid'),
         ),
         migrations.AddIndex(
             model_name='stagerun',

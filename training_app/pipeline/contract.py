@@ -49,14 +49,17 @@ class StageInputs:
     stage, the previous stage's ``final`` otherwise). ``base_model_dir``: the run's base model
     (OPD's teacher). ``harnesses``: harness dicts (``harness_to_dict``) keyed by an id the
     task records refer to. ``tasks``: the stage's task records (gold trajectories with their
-    harness id and live context, or general prompts for OPD). ``hsa_policy``: a *training*
-    policy name, or "" for Fixed-Harness (no augmentation).
+    harness id and live context, or general prompts for OPD; the format is in
+    ``task_set``'s docstring). ``catalogs``: each harness id's room catalog as plain data
+    (``catalog_snapshot``'s format), what the tools answer from during RL rollouts.
+    ``hsa_policy``: a *training* policy name, or "" for Fixed-Harness (no augmentation).
     """
 
     init_model_dir: Path
     base_model_dir: Path
     harnesses: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     tasks: Sequence[Mapping[str, Any]] = ()
+    catalogs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     hsa_policy: str = ""
     seed: int = 0
     resume: bool = True

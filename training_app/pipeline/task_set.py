@@ -484,3 +484,42 @@ def generate_tasks(
     return TaskGenerator(catalog, harness, harness_id, skills=skills).generate(
         split=split, seed=seed, question_types=question_types, per_type=per_type
     )
+
+
+def task_from_gold(
+    gold: Mapping[str, Any],
+    *,
+    task_id: str,
+    harness_id: str,
+    catalog: Mapping[str, Any],
+) -> dict[str, Any]:
+    """A task record for an uploaded gold trajectory (a gold dataset line, the format of
+    ``trajectory_to_dict``): its live context comes from the room's catalog snapshot (room,
+    currency, the product it is about). Raises ``TrajectoryFormatError`` naming the field."""
+    from harness_app.hsa.trajectory import trajectory_from_dict
+
+    trajectory = trajectory_from_dict(gold)
+    product = next(
+        (
+            p
+            for p in catalog.get("products", [])
+            if trajectory.product_sku and str(p.get("sku")) == trajectory.product_sku
+        ),
+        None,
+    )
+    return {
+        "id": task_id,
+        "harness_id": harness_id,
+        "comment": trajectory.comment,
+        "context": {
+            "room_name": str(catalog.get("room_name", "")),
+            "room_locale": str(catalog.get("room_locale", "en-US")),
+            "currency": str(catalog.get("currency", "USD")),
+            "product_sku": trajectory.product_sku,
+            "product_title": str(product["title"]) if product else "",
+            "product_price": str(product["price"]) if product else "",
+            "today": str(catalog.get("today", "")),
+        },
+        "question_type": "gold",
+        "gold": trajectory_to_dict(trajectory),
+    }

@@ -29,7 +29,7 @@ from django.db import close_old_connections, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from harness_app.models import Product
+from harness_app.selectors import room_catalog_snapshot
 from training_app.models import ModelEndpoint, StageAttempt, StageMetric, StageRun, TrainingRun
 from training_app.pipeline.contract import (
     StageInputs,
@@ -76,8 +76,16 @@ def run_create(*, config: Any, created_by: Any, start: bool = True) -> TrainingR
     return run
 
 
+class StartError(ValueError):
+    pass
+
+
 @transaction.atomic
 def run_start(*, run: TrainingRun) -> TrainingRun:
+    """Queue a draft run's first stage (a run created with ``start=False``)."""
+    locked = TrainingRun.objects.select_for_update().get(pk=run.pk)
+    if locked.status != TrainingRun.Status.DRAFT:
+        raise StartError(f"run {run.pk} is {locked.status}, not a draft: it has started already")
     first = run.stage_runs.order_by("order").filter(status=StageRun.Status.PENDING).first()
     if first is not None:
         _queue_stage(first)
@@ -513,7 +521,8 @@ def _checkpoint_step(checkpoint: Path | None) -> int:
 
 def stage_inputs(stage: StageRun) -> StageInputs:
     """What the runner reads: the model to start from (the base for the first stage, the
-    previous stage's final model after), the run's harnesses and its task records."""
+    previous stage's final model after), the run's harnesses, their rooms' catalogs (as they
+    are now) and the task records."""
     run = stage.run
     previous = (
         StageRun.objects.filter(run_id=run.pk, order__lt=stage.order, status="succeeded")
@@ -521,50 +530,59 @@ def stage_inputs(stage: StageRun) -> StageInputs:
         .first()
     )
     init_dir = Path(previous.final_dir) if previous and previous.final_dir else None
-    versions = list(run.harness_versions.select_related("harness"))
+    versions = list(run.harness_versions.select_related("harness__room"))
     harnesses = {str(v.pk): v.content for v in versions}
+    catalogs = {str(v.pk): room_catalog_snapshot(v.harness.room) for v in versions}
     return StageInputs(
         init_model_dir=init_dir or Path(run.base_model_dir),
         base_model_dir=Path(run.base_model_dir),
         harnesses=harnesses,
-        tasks=_task_records(run, versions),
+        tasks=run_task_records(run, harnesses=harnesses, catalogs=catalogs),
+        catalogs=catalogs,
         hsa_policy=run.hsa_policy,
         seed=run.seed,
         resume=True,
     )
 
 
-def _task_records(run: TrainingRun, versions: list[Any]) -> list[dict[str, Any]]:
-    """Gold trajectories of the run's datasets (tagged with their harness id), then one
-    ``catalog_product`` record per product of the versions' rooms when ``catalog_tasks``:
-    the pipeline's task set turns those into generated tasks."""
+def run_task_records(
+    run: TrainingRun,
+    *,
+    harnesses: Mapping[str, Mapping[str, Any]],
+    catalogs: Mapping[str, Mapping[str, Any]],
+) -> list[dict[str, Any]]:
+    """The run's task records (``training_app.pipeline.task_set``'s format): every line of
+    its gold datasets, for the dataset's harness version, then, with ``catalog_tasks``, the
+    *train* split of tasks generated from each harness version's room catalog (disjoint
+    from the Live-Stream QA eval templates)."""
     import json
+
+    from training_app.pipeline.task_set import generate_tasks, task_from_gold
 
     records: list[dict[str, Any]] = []
     for dataset in run.datasets.order_by("pk"):
+        harness_id = str(dataset.harness_version_id)
+        if harness_id not in harnesses:
+            continue  # validated at create time; a dataset of another version is not used
         with dataset.file.open("rb") as handle:
-            for line in handle:
-                if line.strip():
-                    record = json.loads(line)
-                    record.setdefault("harness_id", str(dataset.harness_version_id))
-                    record.setdefault("dataset_id", dataset.pk)
-                    records.append(record)
-    if run.catalog_tasks:
-        rooms = {v.harness.room_id: str(v.pk) for v in versions}
-        for product in Product.objects.filter(room_id__in=rooms).order_by("room_id", "sku"):
+            lines = [line for line in handle if line.strip()]
+        for index, line in enumerate(lines):
             records.append(
-                {
-                    "kind": "catalog_product",
-                    "harness_id": rooms[product.room_id],
-                    "product": {
-                        "sku": product.sku,
-                        "title": product.title,
-                        "price": str(product.price),
-                        "stock": product.stock,
-                        "attributes": product.attributes,
-                    },
-                }
+                task_from_gold(
+                    json.loads(line),
+                    task_id=f"dataset{dataset.pk}-{index}",
+                    harness_id=harness_id,
+                    catalog=catalogs[harness_id],
+                )
             )
+    if run.catalog_tasks:
+        for harness_id, harness in harnesses.items():
+            if catalogs[harness_id].get("products"):
+                records.extend(
+                    generate_tasks(
+                        catalogs[harness_id], harness, harness_id, split="train", seed=run.seed
+                    )
+                )
     return records
 
 

@@ -28,6 +28,15 @@ DEMO_DATA = Path(__file__).resolve().parents[3] / "harness_app" / "demo_data"
 DEMO_USERS = (("operator", Role.OPERATOR), ("merchant", Role.MERCHANT), ("labeler", Role.LABELER))
 DEMO_ROOM = "Autumn Wardrobe Live"
 DEMO_EXPERIMENT = "Harness agent vs ReAct (demo)"
+# Training on 2 CPU cores: the same catalog under the compact harness (its prompt is ~450
+# tokens against ~1,360), and a draft HAT run an operator starts from the console.
+DEMO_TRAINING_ROOM = "Autumn Wardrobe (training, compact harness)"
+DEMO_TRAINING_RUN = "Demo HAT run (CPU profile)"
+DEMO_TRAINING_PARAMS: dict[str, dict[str, Any]] = {
+    "hsa_sft": {"max_steps": 20, "save_steps": 5, "max_length": 1024},
+    "opd": {"steps": 8, "save_steps": 4, "batch_size": 2, "max_new_tokens": 48},
+    "hsa_rl": {"steps": 4, "save_steps": 2, "num_generations": 2, "prompts_per_step": 1},
+}
 # Modest traffic keeps `make run` quick on SQLite (ingesting its ~65K events is most of its
 # ~15 s on 2 cores); the lifts are the published ones.
 DEMO_UVS = 12_000
@@ -68,6 +77,7 @@ class Command(BaseCommand):
         room, endpoint, operator = self._seed_room(options)
         if not options["no_experiment"]:
             self._seed_experiment(room, endpoint, operator)
+        self._seed_training(room, operator)
         self.stdout.write(self.style.SUCCESS("demo ready"))
 
     @transaction.atomic
@@ -121,6 +131,59 @@ class Command(BaseCommand):
             services.harness_version_publish(version=version)
             self.stdout.write(f"harness {harness.name!r}: v{version.number} published")
         return room, endpoint, users["operator"]
+
+    @transaction.atomic
+    def _seed_training(self, demo_room: Room, operator: Any) -> None:
+        """A room with the demo catalog and coupons under the compact harness, and a draft
+        three-stage HAT run on it (tasks generated from the catalog), ready to start."""
+        from training_app.models import TrainingRun
+        from training_app.services.runs import run_create
+
+        room = Room.objects.filter(owner=demo_room.owner, name=DEMO_TRAINING_ROOM).first()
+        if room is None:
+            room = services.room_create(
+                owner=demo_room.owner, name=DEMO_TRAINING_ROOM, locale="en-US", currency="USD"
+            )
+            services.products_import(
+                room=room, data=(DEMO_DATA / "products.csv").read_bytes(), fmt="csv"
+            )
+            for coupon in demo_room.coupons.all():
+                Coupon.objects.create(
+                    room=room,
+                    code=coupon.code,
+                    description=coupon.description,
+                    amount=coupon.amount,
+                    threshold=coupon.threshold,
+                    sku=coupon.sku,
+                )
+            version = services.harness_version_create(
+                harness=room.harness,
+                content=harness_from_yaml((DEMO_DATA / "compact_harness.yaml").read_text("utf-8")),
+                base_version=None,
+                author=operator,
+                message="Compact harness for CPU training",
+            )
+            services.harness_version_publish(version=version)
+            self.stdout.write(f"room {room.name!r}: compact harness v{version.number} published")
+        if TrainingRun.objects.filter(name=DEMO_TRAINING_RUN).exists():
+            return
+        room.harness.refresh_from_db()
+        published = room.harness.published_version
+        assert published is not None
+        run = run_create(
+            config={
+                "name": DEMO_TRAINING_RUN,
+                "harness_versions": [{"harness": room.harness.pk, "version": published.number}],
+                "catalog_tasks": True,
+                "hsa_policy": "hsa-train",
+                "stages": ["hsa_sft", "opd", "hsa_rl"],
+                "params": DEMO_TRAINING_PARAMS,
+                "seed": 0,
+            },
+            created_by=operator,
+            start=False,
+        )
+        self.stdout.write(f"training run {run.name!r}: a draft, start it from the console")
 
     def _seed_experiment(self, room: Room, endpoint: ModelEndpoint, operator: Any) -> None:
         """ReAct (control) vs Harness agent on the demo room, randomized by UV like the
