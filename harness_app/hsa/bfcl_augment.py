@@ -408,6 +408,22 @@ def name_problems(harness: Harness) -> list[str]:
     return problems
 
 
+def judged_against_first_function(category: str) -> bool:
+    """BFCL scores a category with neither "parallel" nor "multiple" in its name against the
+    case's *first* function (``ast_checker`` -> ``simple_function_checker(func_description[0],
+    ...)``, which takes the expected name from that doc), so there the ground-truth function
+    must stay first whatever distractors HSA adds."""
+    return (
+        category not in NO_CALL_CATEGORIES
+        and "parallel" not in category
+        and "multiple" not in category
+    )
+
+
+def _truth_first(tools: Sequence[Tool], name: str) -> list[Tool]:
+    return sorted(tools, key=lambda tool: tool.name != name)  # stable: the rest keep order
+
+
 def _record(
     case: Mapping[str, Any],
     category: str,
@@ -520,6 +536,9 @@ def augment_case(
         report.invalid_after_augmentation.append((case_id, "; ".join(problems)))
     report.tool_renamed += bool(mapping.tool_renames)
     report.params_renamed += any(mapping.param_renames.values())
+    offered_tools = list(new_harness.tools)
+    if judged_against_first_function(category) and new_calls:
+        offered_tools = _truth_first(offered_tools, new_calls[0].name)
     report.distractor_tools_added += len(new_harness.tools) > len(tools)
     report.question_mentions_rewritten += bool(rewrites)
     report.names_kept_for_question += bool(keep)
@@ -530,7 +549,7 @@ def augment_case(
         category,
         valid=valid,
         problems=problems,
-        functions=[bfcl_function_from_tool(tool) for tool in new_harness.tools],
+        functions=[bfcl_function_from_tool(tool) for tool in offered_tools],
         question=question,
         ground_truth=[call.to_bfcl() for call in new_calls],
         mapping=mapping,

@@ -23,9 +23,11 @@ from harness_app.hsa.augment import augment, example_seed
 from harness_app.hsa.bfcl_augment import (
     BfclAugmentReport,
     GroundTruthCall,
+    augment_bfcl,
     augment_case,
     gold_from_ground_truth,
     ground_truth_problems,
+    judged_against_first_function,
     main,
     mentioned_names,
 )
@@ -65,17 +67,7 @@ ORIGINAL_INVALID = {
     "live_irrelevance": 0,
 }
 SEEDS = range(5)
-# BFCL judges a single-call category against the first offered function (ast_checker.py:57-61
-# of bfcl-eval 2026.3.23, see test_bfcl_official_agreement.py); the engine still puts
-# distractor tools before the ground-truth function there. Reported to the lead; strict, so
-# the marker goes as soon as the engine is fixed.
-_FIRST_FUNCTION_BUG = pytest.mark.xfail(
-    strict=True, reason="simple categories: a distractor before the ground-truth function"
-)
-SWEPT = [
-    pytest.param(c, marks=_FIRST_FUNCTION_BUG) if c in ("simple_python", "live_simple") else c
-    for c in CATEGORIES
-]
+SWEPT = list(CATEGORIES)
 
 
 def _sweep(category: str, policy: AugmentationPolicy, *, stride: bool) -> BfclAugmentReport:
@@ -540,3 +532,22 @@ def test_generated_multi_function_and_parallel_cases(
     assert record["valid"], record["problems"]
     assert record_problems(json.loads(json.dumps(record)), case, answer) == []
     assert len(record["ground_truth"]) == len(answer["ground_truth"])
+
+
+def test_bfcl_judges_single_call_categories_against_the_first_function() -> None:
+    judged_first = [c for c in CATEGORIES if judged_against_first_function(c)]
+    assert judged_first == ["simple_python", "live_simple"]
+
+
+@pytest.mark.parametrize("category", ["simple_python", "live_simple"])
+def test_the_ground_truth_function_stays_first_in_single_call_categories(category: str) -> None:
+    # given HSA with distractor tools (the held-out BFCL policy adds them too)
+    records, report = augment_bfcl(category, seed=1, policy=BFCL_TOOL_SCHEMAS_HELDOUT)
+    assert report.distractor_tools_added > 50
+    valid = [r for r in records if r["valid"]]
+    with_distractors = [r for r in valid if len(r["function"]) > 1]
+    assert with_distractors
+    # then BFCL's simple checker, which reads func_description[0], sees the truth's function
+    for record in valid:
+        (truth,) = record["ground_truth"]
+        assert record["function"][0]["name"] == next(iter(truth)), record["id"]

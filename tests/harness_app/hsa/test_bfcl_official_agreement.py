@@ -18,8 +18,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from harness_app.hsa.bfcl_data import CATEGORIES, NO_CALL_CATEGORIES
 from tests.harness_app.hsa.bfcl_rule import bfcl_accepts, bfcl_verdict
 
@@ -142,13 +140,6 @@ def test_the_summary_numbers_are_those_of_the_recorded_verdicts() -> None:
         assert run["wrong_accepted"] == 0, key
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug reported to the lead: in simple_python / live_simple a distractor tool "
-    "is put before the ground-truth function, and BFCL's simple checker judges a single-call "
-    "category against func_description[0] (ast_checker.py:57-61); regenerate the verdicts "
-    "after the fix and this passes",
-)
 def test_bfcls_checker_accepts_every_record_marked_valid() -> None:
     _meta, _records, verdicts = _recorded()
     rejected = _officially_rejected(verdicts)
