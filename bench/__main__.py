@@ -14,6 +14,7 @@ BENCHMARKS = (
     "bench.readout",
     "bench.ingestion",
     "bench.rollups",
+    "bench.training",
 )
 
 

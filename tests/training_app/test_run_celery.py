@@ -169,6 +169,7 @@ def test_three_real_stages_end_to_end_on_a_real_worker(  # type: ignore[no-untyp
                 "gradient_accumulation_steps": 1,
                 "max_length": 1024,
                 "heldout_fraction": 0.2,
+                "heldout_max_rows": 8,
             },
             "opd": {
                 "steps": 3,
