@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness_app.harness.model import Harness
-from harness_app.harness.prompt import PromptContext, assemble_prompt
+from harness_app.harness.prompt import PromptContext, PromptLayout, assemble_prompt
 from inference.agents.model_port import ChatModel
 from inference.agents.session import (
     AgentConfig,
@@ -50,10 +50,19 @@ class HarnessAgent:
     name = "harness"
 
     def __init__(
-        self, *, model: ChatModel, harness: Harness, tools: ToolRunner, config: AgentConfig
+        self,
+        *,
+        model: ChatModel,
+        harness: Harness,
+        tools: ToolRunner,
+        config: AgentConfig,
+        prompt_layout: PromptLayout = "markdown",
     ) -> None:
+        """``prompt_layout``: how the system prompt's sections are laid out (HSA's prompt
+        structure transforms vary it; a published harness uses the default)."""
         self.model = model
         self.harness = harness
+        self.prompt_layout: PromptLayout = prompt_layout
         self.tools = tools
         self.config = config
         self.hooks = HooksEngine(harness.hooks)
@@ -247,6 +256,7 @@ class HarnessAgent:
                 recent_comments=ctx.recent_comments,
                 today=ctx.today,
             ),
+            self.prompt_layout,
         )
         parts = [prompt]
         if self.harness.skills:

@@ -1,7 +1,8 @@
 """The bridge from a transformers/TRL trainer to a ``StageReporter``: progress every step,
 the trainer's logged metrics (loss, learning rate, grad norm, rewards, KL, ...) as they are
 logged, and cooperative cancel: when the reporter says stop, the trainer saves a checkpoint
-and ends after the current step."""
+and ends after the current step. Under ``accelerate launch`` every process runs the callback
+and checks the stop flag; only the main process reports, so nothing is counted twice."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ class ReporterCallback(TrainerCallback):
         control: TrainerControl,
         **kwargs: Any,
     ) -> None:
-        self.reporter.progress(state.global_step, state.max_steps)
+        if state.is_world_process_zero:
+            self.reporter.progress(state.global_step, state.max_steps)
 
     def on_step_end(
         self,
@@ -34,7 +36,8 @@ class ReporterCallback(TrainerCallback):
         control: TrainerControl,
         **kwargs: Any,
     ) -> None:
-        self.reporter.progress(state.global_step, state.max_steps)
+        if state.is_world_process_zero:
+            self.reporter.progress(state.global_step, state.max_steps)
         if self.reporter.should_stop():
             self.stopped = True
             self.reporter.log(f"stop requested: saving a checkpoint at step {state.global_step}")
@@ -56,5 +59,5 @@ class ReporterCallback(TrainerCallback):
             and not isinstance(value, bool)
             and math.isfinite(float(value))
         }
-        if values:
+        if values and state.is_world_process_zero:
             self.reporter.metrics(state.global_step, values)

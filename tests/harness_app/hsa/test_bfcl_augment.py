@@ -65,6 +65,17 @@ ORIGINAL_INVALID = {
     "live_irrelevance": 0,
 }
 SEEDS = range(5)
+# BFCL judges a single-call category against the first offered function (ast_checker.py:57-61
+# of bfcl-eval 2026.3.23, see test_bfcl_official_agreement.py); the engine still puts
+# distractor tools before the ground-truth function there. Reported to the lead; strict, so
+# the marker goes as soon as the engine is fixed.
+_FIRST_FUNCTION_BUG = pytest.mark.xfail(
+    strict=True, reason="simple categories: a distractor before the ground-truth function"
+)
+SWEPT = [
+    pytest.param(c, marks=_FIRST_FUNCTION_BUG) if c in ("simple_python", "live_simple") else c
+    for c in CATEGORIES
+]
 
 
 def _sweep(category: str, policy: AugmentationPolicy, *, stride: bool) -> BfclAugmentReport:
@@ -97,7 +108,7 @@ def _sweep(category: str, policy: AugmentationPolicy, *, stride: bool) -> BfclAu
     return report
 
 
-@pytest.mark.parametrize("category", CATEGORIES)
+@pytest.mark.parametrize("category", SWEPT)
 def test_every_category_augments_and_every_valid_record_passes_the_independent_check(
     category: str,
 ) -> None:
@@ -112,7 +123,7 @@ def test_every_category_augments_and_every_valid_record_passes_the_independent_c
 
 @pytest.mark.slow
 @pytest.mark.parametrize("policy", [BFCL_TOOL_SCHEMAS, BFCL_TOOL_SCHEMAS_HELDOUT])
-@pytest.mark.parametrize("category", CATEGORIES)
+@pytest.mark.parametrize("category", SWEPT)
 def test_full_five_seed_sweep(category: str, policy: AugmentationPolicy) -> None:
     report = _sweep(category, policy, stride=False)
     assert len(report.original_invalid) == len(SEEDS) * ORIGINAL_INVALID[category]

@@ -1,0 +1,293 @@
+"""The live-stream simulator HSA-RL trains in: viewer comments from the task records, the
+room's catalog in memory, and the project's own ``HarnessAgent`` (text tool mode) with the
+real ``ToolRunner`` executing tool calls, under one HSA variant of the task's harness.
+
+``ProductCatalog`` implements ``inference.tools.catalog.CatalogGateway`` over product rows in
+the demo catalog's CSV format (``harness_app/demo_data/products.csv``), answering in the same
+shapes as the Django ``RoomCatalogGateway``; coupons come from the task golds' ``list_coupons``
+results (the room's coupons when the golds were written). Webhook tools are refused: a
+training simulator never calls a merchant's endpoints.
+
+``LiveStreamSimulator.episode`` draws the harness variant: with a *training* HSA policy it
+augments (harness, gold) through ``harness_app.hsa.augment`` (verified, task-preserving, the
+gold rewritten to the variant's names); held-out policies are refused so evaluation variants
+never leak into training; with no policy it is Fixed-Harness RL.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from harness_app.harness.model import Harness
+from harness_app.harness.prompt import PromptLayout
+from harness_app.harness.serialization import harness_from_dict
+from harness_app.hsa.augment import AugmentationError, augment
+from harness_app.hsa.policy import POLICIES, AugmentationPolicy
+from harness_app.hsa.trajectory import GoldTrajectory, trajectory_from_dict, trajectory_to_dict
+from inference.agents.harness_agent import HarnessAgent
+from inference.agents.model_port import ChatModel
+from inference.agents.session import AgentConfig, LiveContext
+from inference.tools.runner import ToolRunner
+from inference.trace import ReplyTrace
+
+DEMO_CATALOG = Path(__file__).resolve().parents[2] / "harness_app" / "demo_data" / "products.csv"
+FREE_SHIPPING_FROM = Decimal("99.00")
+STANDARD_SHIPPING = Decimal("6.00")
+SEARCH_LIMIT = 5
+
+
+class SimulatorError(ValueError):
+    """A task, harness or policy the simulator cannot run; the message says which."""
+
+
+class HeldOutPolicyError(SimulatorError):
+    """The HSA policy holds held-out transforms: those are for evaluation sets only."""
+
+
+# --- the room's catalog ----------------------------------------------------------------------
+
+
+class ProductCatalog:
+    def __init__(
+        self,
+        products: Iterable[Mapping[str, Any]],
+        coupons: Sequence[Mapping[str, Any]] = (),
+        currency: str = "USD",
+    ) -> None:
+        self._products = {str(p["sku"]): dict(p) for p in products}
+        self._coupons = [dict(c) for c in coupons]
+        self.currency = currency
+
+    @classmethod
+    def from_csv(
+        cls, path: Path, coupons: Sequence[Mapping[str, Any]] = (), currency: str = "USD"
+    ) -> ProductCatalog:
+        rows = []
+        with path.open(encoding="utf-8", newline="") as handle:
+            for row in csv.DictReader(handle):
+                rows.append(
+                    {
+                        "sku": row["sku"],
+                        "title": row["title"],
+                        "price": Decimal(row["price"]),
+                        "stock": int(row["stock"]),
+                        "attributes": json.loads(row.get("attributes") or "{}"),
+                    }
+                )
+        if not rows:
+            raise SimulatorError(f"catalog {path} has no products")
+        return cls(rows, coupons, currency)
+
+    def _missing(self, sku: str) -> dict[str, Any]:
+        return {"error": f"no product with SKU {sku!r} in this room's catalog"}
+
+    def get_product(self, sku: str) -> dict[str, Any]:
+        product = self._products.get(sku)
+        if product is None:
+            return self._missing(sku)
+        attributes = dict(product["attributes"])
+        attributes.pop("stock_by_size", None)
+        return {
+            "sku": product["sku"],
+            "title": product["title"],
+            "price": f"{product['price']:.2f}",
+            "currency": self.currency,
+            "in_stock": product["stock"] > 0,
+            "on_sale": True,
+            **attributes,
+        }
+
+    def check_stock(self, sku: str, size: str | None = None) -> dict[str, Any]:
+        product = self._products.get(sku)
+        if product is None:
+            return self._missing(sku)
+        by_size = product["attributes"].get("stock_by_size") or {}
+        if size:
+            if size not in by_size:
+                sizes = ", ".join(by_size) or "none (this product has no sizes)"
+                return {"error": f"{sku} has no size {size!r}; sizes: {sizes}"}
+            return {"sku": sku, "size": size, "units": int(by_size[size])}
+        return {"sku": sku, "units": product["stock"], "by_size": by_size or None}
+
+    def list_coupons(self, sku: str | None = None) -> dict[str, Any]:
+        coupons = [c for c in self._coupons if not sku or not c.get("sku") or c.get("sku") == sku]
+        return {
+            "currency": self.currency,
+            "coupons": sorted(coupons, key=lambda c: str(c.get("code"))),
+        }
+
+    def get_shipping(self, sku: str, region: str) -> dict[str, Any]:
+        product = self._products.get(sku)
+        if product is None:
+            return self._missing(sku)
+        if not region.strip():
+            return {"error": "region is required (a province or city)"}
+        rules = product["attributes"].get("shipping") or {}
+        cost = Decimal("0.00") if product["price"] >= FREE_SHIPPING_FROM else STANDARD_SHIPPING
+        return {
+            "sku": sku,
+            "region": region,
+            "carrier": rules.get("carrier", "SF Express"),
+            "delivery_days": rules.get("delivery_days", "2-4"),
+            "shipping_cost": f"{Decimal(str(rules.get('cost', cost))):.2f}",
+            "currency": self.currency,
+        }
+
+    def search_products(self, query: str) -> dict[str, Any]:
+        needle = query.strip().lower()
+        matches = [p for p in self._products.values() if needle and needle in p["title"].lower()]
+        return {
+            "results": [
+                {"sku": p["sku"], "title": p["title"], "price": f"{p['price']:.2f}"}
+                for p in matches[:SEARCH_LIMIT]
+            ]
+        }
+
+
+def coupons_from_tasks(tasks: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Every coupon the golds' ``list_coupons`` results name, once per code."""
+    found: dict[str, dict[str, Any]] = {}
+    for task in tasks:
+        for call in task.get("gold", {}).get("tool_calls", ()):
+            result = call.get("result") or {}
+            for coupon in result.get("coupons", ()) if isinstance(result, Mapping) else ():
+                if isinstance(coupon, Mapping) and coupon.get("code"):
+                    found.setdefault(str(coupon["code"]), dict(coupon))
+    return list(found.values())
+
+
+# --- policies --------------------------------------------------------------------------------
+
+
+def training_policy(name: str) -> AugmentationPolicy | None:
+    """The HSA policy named ``name`` ("" -> None, Fixed-Harness); refuses unknown names and
+    policies that are not train-only."""
+    if not name:
+        return None
+    policy = POLICIES.get(name)
+    if policy is None:
+        raise SimulatorError(f"unknown HSA policy {name!r}; known: {', '.join(sorted(POLICIES))}")
+    if policy.split != "train":
+        raise HeldOutPolicyError(
+            f"HSA policy {name!r} is {policy.split}: held-out transforms are kept for the "
+            "Harness-Variant evaluation sets and may not be trained on"
+        )
+    return policy
+
+
+# --- episodes --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    harness_id: str
+    comment: str
+    context: LiveContext
+    gold: GoldTrajectory
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Task:
+        try:
+            context = dict(record.get("context") or {})
+            recent = tuple(str(c) for c in context.pop("recent_comments", ()) or ())
+            fields: dict[str, Any] = {k: str(v) for k, v in context.items()}
+            return cls(
+                id=str(record["id"]),
+                harness_id=str(record["harness_id"]),
+                comment=str(record["comment"]),
+                context=LiveContext(**fields, recent_comments=recent),
+                gold=trajectory_from_dict(record["gold"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SimulatorError(f"task {record.get('id', '?')}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One task under one harness variant; ``gold`` is rewritten to the variant."""
+
+    task: Task
+    harness: Harness
+    gold: GoldTrajectory
+    variant: Mapping[str, Any]
+    prompt_layout: PromptLayout = "markdown"
+
+    @property
+    def gold_dict(self) -> dict[str, Any]:
+        return trajectory_to_dict(self.gold)
+
+
+class LiveStreamSimulator:
+    def __init__(
+        self,
+        *,
+        harnesses: Mapping[str, Mapping[str, Any]],
+        tasks: Sequence[Mapping[str, Any]],
+        catalog: ProductCatalog,
+        policy: AugmentationPolicy | None,
+        agent_config: AgentConfig,
+        max_augment_tries: int = 4,
+    ) -> None:
+        if agent_config.tool_mode != "text":
+            raise SimulatorError("the simulator runs the agent in text tool mode")
+        self.harnesses = {key: harness_from_dict(value) for key, value in harnesses.items()}
+        for key, harness in self.harnesses.items():
+            webhooks = [t.name for t in harness.tools if t.executor.kind != "catalog"]
+            if webhooks:
+                raise SimulatorError(
+                    f"harness {key}: webhook tools {', '.join(webhooks)} "
+                    "cannot run in the simulator"
+                )
+        self.tasks = [Task.from_record(t) for t in tasks]
+        if not self.tasks:
+            raise SimulatorError("no tasks to simulate")
+        missing = sorted({t.harness_id for t in self.tasks} - set(self.harnesses))
+        if missing:
+            raise SimulatorError(f"tasks refer to unknown harness ids: {', '.join(missing)}")
+        self.catalog = catalog
+        self.policy = policy
+        self.agent_config = agent_config
+        self.max_augment_tries = max_augment_tries
+
+    def episode(self, index: int, seed: int) -> Episode:
+        """Task ``index`` under the variant drawn with ``seed`` (the original harness when
+        there is no policy, or when no try verifies: recorded in ``variant``)."""
+        task = self.tasks[index]
+        harness = self.harnesses[task.harness_id]
+        if self.policy is None:
+            return Episode(task, harness, task.gold, {"policy": None})
+        problems: list[str] = []
+        for attempt in range(self.max_augment_tries):
+            try:
+                example = augment(harness, task.gold, self.policy, seed + attempt)
+            except AugmentationError as exc:
+                problems.append(str(exc))
+                continue
+            return Episode(
+                task, example.harness, example.trajectory, example.provenance, example.prompt_layout
+            )
+        return Episode(
+            task, harness, task.gold, {"policy": self.policy.name, "unaugmented": problems[-1:]}
+        )
+
+    def run(self, episode: Episode, model: ChatModel, *, deadline_s: float = 600.0) -> ReplyTrace:
+        tools = ToolRunner(episode.harness.tools, self.catalog, resolve_secret=_no_secrets)
+        agent = HarnessAgent(
+            model=model,
+            harness=episode.harness,
+            tools=tools,
+            config=self.agent_config,
+            prompt_layout=episode.prompt_layout,
+        )
+        return agent.reply(episode.task.comment, episode.task.context, deadline_s=deadline_s)
+
+
+def _no_secrets(reference: str) -> str | None:
+    return None

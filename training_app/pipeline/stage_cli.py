@@ -1,0 +1,163 @@
+"""Run one training stage from a job file, outside Django: the process that ``accelerate
+launch`` starts on each GPU of a GPU worker (see ``gpu_profile``), and a way to rerun a stage
+by hand.
+
+    python -m training_app.pipeline.stage_cli --job job.json
+
+``job.json``: ``{"kind", "params", "workdir", "inputs": {init_model_dir, base_model_dir,
+harnesses, tasks, hsa_policy, seed, resume}}``. The stage reports to files in ``workdir``:
+``events.jsonl`` (one JSON object a line: progress, metrics, log; written by the main process
+only) and it stops cooperatively when a file ``STOP`` appears there. The outcome is written to
+``outcome.json``. Exit status: 0 finished, 3 stopped on request, 2 bad job file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from training_app.pipeline.contract import (
+    STAGE_ORDER,
+    StageInputs,
+    StageOutcome,
+    StageSpec,
+    stage_runner,
+)
+
+EVENTS_FILE = "events.jsonl"
+STOP_FILE = "STOP"
+OUTCOME_FILE = "outcome.json"
+EXIT_STOPPED = 3
+EXIT_BAD_JOB = 2
+
+
+class JobFileError(ValueError):
+    """The job file is not a stage job; the message names the field."""
+
+
+class FileReporter:
+    """Appends events to ``workdir/events.jsonl``; ``should_stop`` looks for ``workdir/STOP``
+    at most once a second (a stat per training step would be cheap too, but a shared file
+    system may not be)."""
+
+    def __init__(self, workdir: Path, *, is_main_process: bool = True) -> None:
+        self.workdir = workdir
+        self.is_main_process = is_main_process
+        self._stop_checked_at = 0.0
+        self._stop = False
+        self._events: IO[str] | None = None
+
+    def _write(self, event: Mapping[str, Any]) -> None:
+        if not self.is_main_process:
+            return
+        if self._events is None:
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            self._events = (self.workdir / EVENTS_FILE).open("a", encoding="utf-8")
+        self._events.write(json.dumps({"t": round(time.time(), 3), **event}) + "\n")
+        self._events.flush()
+
+    def progress(self, step: int, total: int) -> None:
+        self._write({"kind": "progress", "step": step, "total": total})
+
+    def metrics(self, step: int, values: Mapping[str, float]) -> None:
+        self._write({"kind": "metrics", "step": step, "values": dict(values)})
+
+    def log(self, line: str) -> None:
+        self._write({"kind": "log", "line": line})
+
+    def should_stop(self) -> bool:
+        now = time.monotonic()
+        if not self._stop and now - self._stop_checked_at >= 1.0:
+            self._stop_checked_at = now
+            self._stop = (self.workdir / STOP_FILE).exists()
+        return self._stop
+
+    def close(self) -> None:
+        if self._events is not None:
+            self._events.close()
+            self._events = None
+
+
+def _require(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if key not in data:
+        raise JobFileError(f"{where}{key} is required")
+    value = data[key]
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise JobFileError(f"{where}{key} has the wrong type ({type(value).__name__})")
+    return value
+
+
+def read_job(data: Any) -> tuple[StageSpec, StageInputs, Path]:
+    """The (spec, inputs, workdir) a job document describes; ``JobFileError`` names the field."""
+    if not isinstance(data, dict):
+        raise JobFileError("the job must be a JSON object")
+    kind = _require(data, "kind", str, "")
+    if kind not in STAGE_ORDER:
+        raise JobFileError(f"kind must be one of {', '.join(STAGE_ORDER)}, not {kind!r}")
+    params = data.get("params", {})
+    if not isinstance(params, dict):
+        raise JobFileError("params must be an object")
+    workdir = Path(_require(data, "workdir", str, ""))
+    raw = _require(data, "inputs", dict, "")
+    harnesses = raw.get("harnesses", {})
+    tasks = raw.get("tasks", [])
+    if not isinstance(harnesses, dict):
+        raise JobFileError("inputs.harnesses must be an object")
+    if not isinstance(tasks, list):
+        raise JobFileError("inputs.tasks must be a list")
+    seed = raw.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise JobFileError("inputs.seed must be an integer")
+    inputs = StageInputs(
+        init_model_dir=Path(_require(raw, "init_model_dir", str, "inputs.")),
+        base_model_dir=Path(_require(raw, "base_model_dir", str, "inputs.")),
+        harnesses=harnesses,
+        tasks=tasks,
+        hsa_policy=str(raw.get("hsa_policy", "")),
+        seed=seed,
+        resume=bool(raw.get("resume", True)),
+    )
+    return StageSpec(kind=kind, params=params), inputs, workdir
+
+
+def outcome_to_dict(outcome: StageOutcome) -> dict[str, Any]:
+    return {
+        "final_dir": str(outcome.final_dir) if outcome.final_dir else None,
+        "stopped": outcome.stopped,
+        "steps_done": outcome.steps_done,
+        "summary": dict(outcome.summary),
+    }
+
+
+def _is_main_process() -> bool:
+    # accelerate launch sets RANK for every process it starts; a plain run has none.
+    return os.environ.get("RANK", "0") == "0"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training_app.pipeline.stage_cli")
+    parser.add_argument("--job", required=True, help="the stage job file (JSON)")
+    args = parser.parse_args(argv)
+    try:
+        spec, inputs, workdir = read_job(json.loads(Path(args.job).read_text("utf-8")))
+    except (OSError, json.JSONDecodeError, JobFileError) as exc:
+        print(f"error: {args.job}: {exc}", file=sys.stderr)
+        return EXIT_BAD_JOB
+    reporter = FileReporter(workdir, is_main_process=_is_main_process())
+    try:
+        outcome = stage_runner(spec.kind)(spec, inputs, workdir, reporter)
+    finally:
+        reporter.close()
+    if _is_main_process():
+        (workdir / OUTCOME_FILE).write_text(json.dumps(outcome_to_dict(outcome), indent=2))
+    return EXIT_STOPPED if outcome.stopped else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

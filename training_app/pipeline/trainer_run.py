@@ -1,0 +1,58 @@
+"""Running a transformers/TRL trainer under the stage contract: resume from the newest
+``checkpoint-N`` when asked, report through ``ReporterCallback``, honour a cooperative stop
+(the callback has the trainer save a checkpoint; no final model is written) and save the
+final model with its tokenizer under ``workdir/final``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from transformers import PrinterCallback
+
+from training_app.pipeline.contract import StageInputs, StageReporter, newest_checkpoint
+from training_app.pipeline.reporting import ReporterCallback
+
+
+@dataclass(frozen=True)
+class TrainerRun:
+    stopped: bool
+    steps_done: int
+    final_dir: Path | None
+    resumed_from: Path | None
+    last_logs: dict[str, float]
+
+
+def checkpoints_dir(workdir: Path) -> Path:
+    return workdir / "checkpoints"
+
+
+def run_trainer(
+    trainer: Any,
+    callback: ReporterCallback,
+    *,
+    inputs: StageInputs,
+    workdir: Path,
+    reporter: StageReporter,
+) -> TrainerRun:
+    """Train ``trainer`` (already built with ``callback`` among its callbacks)."""
+    # The reporter gets every log; transformers' stdout printer would only add noise.
+    trainer.remove_callback(PrinterCallback)
+    resume = newest_checkpoint(workdir) if inputs.resume else None
+    if resume is not None:
+        reporter.log(f"resuming from {resume.name}")
+    trainer.train(resume_from_checkpoint=str(resume) if resume is not None else None)
+    steps = int(trainer.state.global_step)
+    logs: dict[str, float] = {}
+    for entry in trainer.state.log_history:
+        logs.update({k: float(v) for k, v in entry.items() if isinstance(v, int | float)})
+    if callback.stopped:
+        return TrainerRun(True, steps, None, resume, logs)
+    final = workdir / "final"
+    trainer.save_model(str(final))
+    tokenizer = getattr(trainer, "processing_class", None)
+    if tokenizer is not None:
+        tokenizer.save_pretrained(str(final))
+    reporter.log(f"saved the final model to {final}")
+    return TrainerRun(False, steps, final, resume, logs)
