@@ -41,6 +41,7 @@ def start_worker(tmp_path, settings) -> Iterator[Callable[..., subprocess.Popen[
         pytest.skip(f"needs the Redis broker (make test sets CELERY_BROKER_URL); got {broker}")
     settings.MEDIA_ROOT = tmp_path / "artifacts"
     settings.HAT_TRAIN_DIR = tmp_path / "training"
+    settings.HAT_TRAIN_STAGE_RUNNERS = {kind: TINY_RUNNER for kind in ("hsa_sft", "opd", "hsa_rl")}
     db = connection.settings_dict
     env = os.environ | {
         "DATABASE_URL": (
