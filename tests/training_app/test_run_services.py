@@ -288,3 +288,42 @@ def test_watchdog_cancels_a_stale_stage_that_was_asked_to_stop(  # type: ignore[
     run.refresh_from_db()
     assert (stage.status, run.status) == ("cancelled", "cancelled")
     assert enqueued == []
+
+
+def test_stage_inputs_are_pipeline_task_records(run_config_dict, operator, published_room):  # type: ignore[no-untyped-def]
+    from harness_app.hsa import trajectory_from_dict
+    from harness_app.models import Coupon, Product
+    from inference.agents.session import LiveContext
+    from training_app.pipeline.catalog_snapshot import demo_catalog
+
+    catalog = demo_catalog()
+    for item in catalog["products"]:
+        Product.objects.create(room=published_room, **item)
+    for item in catalog["coupons"]:
+        Coupon.objects.create(
+            room=published_room,
+            code=item["code"],
+            description=item["description"],
+            amount=item["amount"],
+            threshold=item["threshold"],
+            sku=item["sku"],
+        )
+    run = runs.run_create(
+        config=run_config_dict | {"catalog_tasks": True}, created_by=operator, start=False
+    )
+    inputs = runs.stage_inputs(run.stage_runs.get(order=0))
+    version = published_room.harness.published_version
+    assert list(inputs.harnesses) == [str(version.pk)]
+    assert inputs.init_model_dir == inputs.base_model_dir
+    assert (inputs.hsa_policy, inputs.seed, inputs.resume) == ("hsa-train", 7, True)
+    gold = [t for t in inputs.tasks if t["id"].startswith("dataset-")]
+    generated = [t for t in inputs.tasks if not t["id"].startswith("dataset-")]
+    assert len(gold) == 82 and len(generated) > 0
+    for task in gold[:5] + generated[:5]:
+        assert task["harness_id"] == str(version.pk)
+        trajectory_from_dict(task["gold"])
+        context = LiveContext(**task["context"])
+        assert context.room_name == published_room.name
+    first = gold[0]
+    assert first["context"]["product_sku"] == first["gold"]["product_sku"]
+    assert first["context"]["product_price"]  # from the room's catalog

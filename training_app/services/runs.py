@@ -29,7 +29,7 @@ from django.db import close_old_connections, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from harness_app.models import Product
+from harness_app.models import Coupon, Product
 from training_app.models import ModelEndpoint, StageAttempt, StageMetric, StageRun, TrainingRun
 from training_app.pipeline.contract import (
     StageInputs,
@@ -535,37 +535,96 @@ def stage_inputs(stage: StageRun) -> StageInputs:
 
 
 def _task_records(run: TrainingRun, versions: list[Any]) -> list[dict[str, Any]]:
-    """Gold trajectories of the run's datasets (tagged with their harness id), then one
-    ``catalog_product`` record per product of the versions' rooms when ``catalog_tasks``:
-    the pipeline's task set turns those into generated tasks."""
+    """Task records in the pipeline's format (``training_app.pipeline.task_set``): one per
+    gold trajectory of the run's datasets (the gold under ``gold``, the live context from
+    the trajectory's product and the version's room), then, with ``catalog_tasks``, the
+    generated train-split tasks over each version's room catalog."""
     import json
 
+    from training_app.pipeline.task_set import generate_tasks
+
+    catalogs = {v.pk: room_catalog(v.harness.room) for v in versions}
     records: list[dict[str, Any]] = []
-    for dataset in run.datasets.order_by("pk"):
+    for dataset in run.datasets.select_related("harness_version").order_by("pk"):
+        catalog = catalogs.get(dataset.harness_version_id) or room_catalog(
+            dataset.harness_version.harness.room
+        )
+        products = {p["sku"]: p for p in catalog["products"]}
         with dataset.file.open("rb") as handle:
-            for line in handle:
-                if line.strip():
-                    record = json.loads(line)
-                    record.setdefault("harness_id", str(dataset.harness_version_id))
-                    record.setdefault("dataset_id", dataset.pk)
-                    records.append(record)
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                gold = json.loads(line)
+                product = products.get(str(gold.get("product_sku", "")), {})
+                records.append(
+                    {
+                        "id": f"dataset-{dataset.pk}-{number}",
+                        "harness_id": str(dataset.harness_version_id),
+                        "comment": str(gold.get("comment", "")),
+                        "context": {
+                            "room_name": catalog["room_name"],
+                            "room_locale": catalog["room_locale"],
+                            "currency": catalog["currency"],
+                            "product_sku": str(gold.get("product_sku", "")),
+                            "product_title": product.get("title", ""),
+                            "product_price": product.get("price", ""),
+                            "today": catalog["today"],
+                        },
+                        "question_type": str(gold.get("question_type", "")),
+                        "gold": gold,
+                    }
+                )
     if run.catalog_tasks:
-        rooms = {v.harness.room_id: str(v.pk) for v in versions}
-        for product in Product.objects.filter(room_id__in=rooms).order_by("room_id", "sku"):
-            records.append(
-                {
-                    "kind": "catalog_product",
-                    "harness_id": rooms[product.room_id],
-                    "product": {
-                        "sku": product.sku,
-                        "title": product.title,
-                        "price": str(product.price),
-                        "stock": product.stock,
-                        "attributes": product.attributes,
-                    },
-                }
+        for version in versions:
+            records.extend(
+                generate_tasks(
+                    catalogs[version.pk],
+                    version.content,
+                    str(version.pk),
+                    split="train",
+                    seed=run.seed,
+                )
             )
     return records
+
+
+def room_catalog(room: Any) -> dict[str, Any]:
+    """A room's catalog as the pipeline's ``CatalogSnapshot`` dict: the products on sale and
+    the coupons active now."""
+    now = timezone.now()
+    on_sale = (Q(sale_starts_at__isnull=True) | Q(sale_starts_at__lte=now)) & (
+        Q(sale_ends_at__isnull=True) | Q(sale_ends_at__gt=now)
+    )
+    active = (Q(starts_at__isnull=True) | Q(starts_at__lte=now)) & (
+        Q(ends_at__isnull=True) | Q(ends_at__gt=now)
+    )
+    return {
+        "room_name": room.name,
+        "room_locale": room.locale,
+        "currency": room.currency,
+        "today": now.date().isoformat(),
+        "products": [
+            {
+                "sku": p.sku,
+                "title": p.title,
+                "price": f"{p.price:.2f}",
+                "stock": p.stock,
+                "attributes": p.attributes,
+            }
+            for p in Product.objects.filter(on_sale, room=room).order_by("sku")
+        ],
+        "coupons": [
+            {
+                "code": c.code,
+                "description": c.description,
+                "amount": f"{c.amount:.2f}",
+                "threshold": f"{c.threshold:.2f}",
+                "sku": c.sku,
+                "ends_at": c.ends_at.isoformat() if c.ends_at else None,
+            }
+            for c in Coupon.objects.filter(active, room=room).order_by("code")
+        ],
+    }
 
 
 # --- turning a result into a model endpoint --------------------------------------------------
