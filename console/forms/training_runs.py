@@ -13,9 +13,9 @@ from harness_app.models import HarnessVersion
 from training_app.models import Dataset, ModelEndpoint
 from training_app.pipeline.contract import STAGE_LABELS, STAGE_ORDER
 from training_app.services.run_config import (
-    DEFAULT_STAGE_PARAMS,
     GOLD_TEACHER,
     default_base_model_dir,
+    default_params,
     training_policies,
 )
 
@@ -81,7 +81,7 @@ class TrainingRunForm(forms.Form):
             (e.name, e.name) for e in ModelEndpoint.objects.filter(is_active=True)
         ]
         self.fields["base_model_dir"].initial = default_base_model_dir()
-        self.fields["params"].initial = yaml.safe_dump(DEFAULT_STAGE_PARAMS, sort_keys=False)
+        self.fields["params"].initial = yaml.safe_dump(default_params(), sort_keys=False)
         if "hsa-train" in training_policies():
             self.fields["hsa_policy"].initial = "hsa-train"
 

@@ -30,8 +30,12 @@ def test_valid_config_fills_defaults(run_config_dict):  # type: ignore[no-untype
     checked = run_config.run_config_validate(run_config_dict)
     assert checked.stages == ["hsa_sft", "hsa_rl"]
     assert checked.params["hsa_sft"]["max_steps"] == 4  # given
-    assert checked.params["hsa_sft"]["learning_rate"] == 2e-5  # default
-    assert checked.params["hsa_rl"]["num_generations"] == 4  # default, stage not in params
+    # the other parameters are the runners' own defaults (SftParams, RlParams)
+    from training_app.pipeline.rl import RlParams
+    from training_app.pipeline.sft import SftParams
+
+    assert checked.params["hsa_sft"]["learning_rate"] == SftParams().learning_rate
+    assert checked.params["hsa_rl"]["steps"] == RlParams().steps  # stage not in params
     assert checked.teacher is None  # gold trajectories
     assert checked.base_model_dir.endswith("smollm2-135m-instruct")
 
@@ -62,18 +66,33 @@ def test_every_bad_field_is_named(run_config_dict):  # type: ignore[no-untyped-d
 
 def test_bad_params_are_named_by_path(run_config_dict):  # type: ignore[no-untyped-def]
     config = run_config_dict | {
-        "params": {
-            "hsa_sft": {"max_steps": 0, "learning_rate": "fast", "extra": {"a": 1}},
-            "opd": {"max_steps": 5},
-        }
+        "params": {"hsa_sft": {"max_stepz": 3, "learning_rate": [object]}, "opd": {"steps": 5}}
     }
     errors = _errors(config)
-    assert errors == {
-        "params.hsa_sft.max_steps": "a positive integer",
-        "params.hsa_sft.learning_rate": "a positive number",
-        "params.hsa_sft.extra": "a number, string, boolean or list of them",
-        "params.opd": "parameters for a stage the run does not have",
+    assert set(errors) == {
+        "params.hsa_sft.max_stepz",
+        "params.hsa_sft.learning_rate",
+        "params.opd",
     }
+    assert errors["params.hsa_sft.max_stepz"].startswith("unknown parameter; allowed: bf16")
+    assert errors["params.opd"] == "parameters for a stage the run does not have"
+    # ranges and types are the runner's own checks (SftParams.from_mapping), by key
+    zero = _errors(run_config_dict | {"params": {"hsa_sft": {"max_steps": 0}}})
+    assert list(zero) == ["params.hsa_sft.max_steps"] and ">= 1" in zero["params.hsa_sft.max_steps"]
+    rl = run_config_dict | {"params": {"hsa_rl": {"aggregation": "mean"}}}
+    assert list(_errors(rl)) == ["params.hsa_rl.aggregation"]
+    assert (
+        run_config.run_config_validate(
+            run_config_dict | {"params": {"hsa_rl": {"aggregation": "gdpo", "steps": 2}}}
+        ).params["hsa_rl"]["aggregation"]
+        == "gdpo"
+    )
+
+
+def test_an_overridden_runner_takes_its_own_params(run_config_dict, settings):  # type: ignore[no-untyped-def]
+    settings.HAT_TRAIN_STAGE_RUNNERS = {"hsa_sft": "tests.training_app.stage_runners.tiny"}
+    config = run_config_dict | {"params": {"hsa_sft": {"step_sleep_s": 0.5}}}
+    assert run_config.run_config_validate(config).params["hsa_sft"]["step_sleep_s"] == 0.5
 
 
 @pytest.mark.parametrize(
@@ -290,3 +309,42 @@ def test_a_draft_run_starts_once(  # type: ignore[no-untyped-def]
     ):
         runs.run_start(run=run)
     assert enqueued == [first.pk]
+
+
+def test_stage_inputs_are_pipeline_task_records(run_config_dict, operator, published_room):  # type: ignore[no-untyped-def]
+    from harness_app.hsa import trajectory_from_dict
+    from harness_app.models import Coupon, Product
+    from inference.agents.session import LiveContext
+    from training_app.pipeline.catalog_snapshot import demo_catalog
+
+    catalog = demo_catalog()
+    for item in catalog["products"]:
+        Product.objects.create(room=published_room, **item)
+    for item in catalog["coupons"]:
+        Coupon.objects.create(
+            room=published_room,
+            code=item["code"],
+            description=item["description"],
+            amount=item["amount"],
+            threshold=item["threshold"],
+            sku=item["sku"],
+        )
+    run = runs.run_create(
+        config=run_config_dict | {"catalog_tasks": True}, created_by=operator, start=False
+    )
+    inputs = runs.stage_inputs(run.stage_runs.get(order=0))
+    version = published_room.harness.published_version
+    assert list(inputs.harnesses) == [str(version.pk)]
+    assert inputs.init_model_dir == inputs.base_model_dir
+    assert (inputs.hsa_policy, inputs.seed, inputs.resume) == ("hsa-train", 7, True)
+    gold = [t for t in inputs.tasks if t["id"].startswith("dataset-")]
+    generated = [t for t in inputs.tasks if not t["id"].startswith("dataset-")]
+    assert len(gold) == 82 and len(generated) > 0
+    for task in gold[:5] + generated[:5]:
+        assert task["harness_id"] == str(version.pk)
+        trajectory_from_dict(task["gold"])
+        context = LiveContext(**task["context"])
+        assert context.room_name == published_room.name
+    first = gold[0]
+    assert first["context"]["product_sku"] == first["gold"]["product_sku"]
+    assert first["context"]["product_price"]  # from the room's catalog

@@ -20,11 +20,15 @@ Format (YAML)::
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+from django.conf import settings
 
 from harness_app.hsa import POLICIES
 from harness_app.models import HarnessVersion
@@ -44,40 +48,15 @@ CONFIG_KEYS = (
     "params",
     "seed",
 )
-# Defaults shown on the form and filled into a config; a runner may take more keys (they
-# pass through), but the ones listed here are type-checked.
-DEFAULT_STAGE_PARAMS: dict[str, dict[str, Any]] = {
-    "hsa_sft": {
-        "max_steps": 100,
-        "learning_rate": 2e-5,
-        "per_device_train_batch_size": 4,
-        "save_steps": 25,
-        "logging_steps": 5,
-    },
-    "opd": {
-        "max_steps": 100,
-        "learning_rate": 1e-5,
-        "per_device_train_batch_size": 4,
-        "save_steps": 25,
-        "logging_steps": 5,
-    },
-    "hsa_rl": {
-        "max_steps": 100,
-        "learning_rate": 1e-6,
-        "per_device_train_batch_size": 4,
-        "num_generations": 4,
-        "save_steps": 25,
-        "logging_steps": 5,
-    },
+# Each stage's parameters are its runner's params dataclass (SftParams, OpdParams, RlParams):
+# the defaults shown and stored are that dataclass's, and a config is checked with its
+# ``from_mapping`` when the run is queued, so a typo fails then, not hours into training. A
+# kind whose runner is overridden (HAT_TRAIN_STAGE_RUNNERS) takes any JSON parameters.
+PARAMS_CLASSES = {
+    "hsa_sft": "training_app.pipeline.sft.SftParams",
+    "opd": "training_app.pipeline.opd.OpdParams",
+    "hsa_rl": "training_app.pipeline.rl.RlParams",
 }
-POSITIVE_INT_PARAMS = {
-    "max_steps",
-    "per_device_train_batch_size",
-    "num_generations",
-    "save_steps",
-    "logging_steps",
-}
-POSITIVE_FLOAT_PARAMS = {"learning_rate"}
 MAX_NAME = 120
 
 
@@ -268,6 +247,22 @@ def _stages(value: Any, errors: dict[str, str]) -> list[str]:
     return list(value)
 
 
+def stage_params_class(kind: str) -> Any:
+    module, _, name = PARAMS_CLASSES[kind].rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def default_stage_params(kind: str) -> dict[str, Any]:
+    """The runner's defaults as plain JSON values (tuples as lists)."""
+    defaults = dataclasses.asdict(stage_params_class(kind)())
+    value: dict[str, Any] = json.loads(json.dumps(defaults, default=list))
+    return value
+
+
+def default_params() -> dict[str, dict[str, Any]]:
+    return {kind: default_stage_params(kind) for kind in STAGE_ORDER}
+
+
 def _params(value: Any, stages: list[str], errors: dict[str, str]) -> dict[str, dict[str, Any]]:
     if not isinstance(value, Mapping):
         errors["params"] = "a mapping of stage kind to its parameters"
@@ -283,25 +278,38 @@ def _params(value: Any, stages: list[str], errors: dict[str, str]) -> dict[str, 
         if not isinstance(given, Mapping):
             errors[f"params.{kind}"] = "a mapping of parameter name to value"
             continue
-        merged = dict(DEFAULT_STAGE_PARAMS[kind])
+        checked = kind not in settings.HAT_TRAIN_STAGE_RUNNERS
+        defaults = default_stage_params(kind)
+        merged = dict(defaults)
+        bad = False
         for key, item in given.items():
             path = f"params.{kind}.{key}"
             if not isinstance(key, str) or not key.isidentifier():
                 errors[path] = "parameter names are identifiers"
-            elif key in POSITIVE_INT_PARAMS and (
-                not isinstance(item, int) or isinstance(item, bool) or item < 1
-            ):
-                errors[path] = "a positive integer"
-            elif key in POSITIVE_FLOAT_PARAMS and (
-                not isinstance(item, int | float) or isinstance(item, bool) or item <= 0
-            ):
-                errors[path] = "a positive number"
-            elif not _json_scalar_or_list(item):
-                errors[path] = "a number, string, boolean or list of them"
+            elif checked and key not in defaults:
+                errors[path] = f"unknown parameter; allowed: {', '.join(sorted(defaults))}"
+            elif not _json_value(item):
+                errors[path] = "a number, string, boolean, or a list or mapping of them"
             else:
                 merged[key] = item
+                continue
+            bad = True
+        if checked and not bad:
+            try:
+                stage_params_class(kind).from_mapping(merged)
+            except (ValueError, TypeError) as exc:
+                message = str(exc)
+                named = [k for k in given if isinstance(k, str) and k in message]
+                path = f"params.{kind}.{max(named, key=len)}" if named else f"params.{kind}"
+                errors[path] = message
         params[kind] = merged
     return params
+
+
+def _json_value(item: Any) -> bool:
+    if isinstance(item, Mapping):
+        return all(isinstance(k, str) and _json_scalar_or_list(v) for k, v in item.items())
+    return _json_scalar_or_list(item)
 
 
 def _json_scalar_or_list(item: Any) -> bool:

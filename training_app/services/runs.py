@@ -570,7 +570,7 @@ def run_task_records(
             records.append(
                 task_from_gold(
                     json.loads(line),
-                    task_id=f"dataset{dataset.pk}-{index}",
+                    task_id=f"dataset-{dataset.pk}-{index + 1}",
                     harness_id=harness_id,
                     catalog=catalogs[harness_id],
                 )
