@@ -151,6 +151,10 @@ class SchemaCache:
         self._validators: IdentityCache[Validator] = IdentityCache()
         self._validators_by_text: dict[str, Validator] = {}
         self._arguments: dict[tuple[int, str], tuple[Validator, bool]] = {}
+        # property schema -> (its validator, None if it refers elsewhere; value -> verdict)
+        self._subschemas: IdentityCache[tuple[Validator | None, dict[object, bool]]] = (
+            IdentityCache(DATASET_CACHE_SIZE)
+        )
 
     def errors(self, schema: object, known: KnownValid | None = None) -> tuple[FieldError, ...]:
         """``input_schema_errors(schema, "")``, computed in full only for invalid schemas.
@@ -177,19 +181,17 @@ class SchemaCache:
         hit = self._validators.get(schema)
         if hit is not None:
             return hit
-        text = canonical_json(schema)
-        validator = self._validators_by_text.get(text)
-        if validator is None:
-            validator = re2_validator(schema)
-            if len(self._validators_by_text) >= _TEXT_CACHE_SIZE:
-                self._validators_by_text.clear()
-            self._validators_by_text[text] = validator
+        validator = self._text_validator(schema)
         self._validators.put(schema, validator)
         return validator
 
     def arguments_valid(self, schema: dict[str, Any], arguments: object) -> bool:
-        """Whether arguments validate against a valid schema (cached by the validator and
-        the arguments' canonical JSON: gold arguments repeat across examples)."""
+        """Whether arguments validate against a valid schema. A plain object schema is
+        judged property by property (``_property_verdicts``); any other goes to its whole
+        validator, cached by the validator and the arguments' canonical JSON."""
+        verdict = self._property_verdicts(schema, arguments)
+        if verdict is not None:
+            return verdict
         validator = self.validator(schema)
         instance: Any = arguments  # any value; the validator judges it
         try:
@@ -204,6 +206,88 @@ class SchemaCache:
             self._arguments.clear()
         self._arguments[(id(validator), key)] = (validator, valid)
         return valid
+
+    def _property_verdicts(self, schema: dict[str, Any], arguments: object) -> bool | None:
+        """The verdict of ``re2_validator(schema).is_valid(arguments)`` for a top-level
+        object schema of plain keywords, or None when it takes the whole validator.
+
+        An augmented schema is mostly new top-level dicts around the original's property
+        schemas (renamed, reordered, extended, reworded), so its whole validator would be
+        built and run afresh for every pair. Here only the top level is judged in Python
+        (the keywords of ``_TOP_KEYWORDS``: type object, required, properties,
+        additionalProperties, annotations) and each argument against its property
+        schema, cached by that schema's identity and the value. Exact because in Draft
+        2020-12 a property's subschema is validated on its own (the same validator class,
+        no format assertion), unless it refers elsewhere (``_has_reference``); a property
+        test compares the verdicts with the whole validator's."""
+        if not isinstance(arguments, dict) or not schema.keys() <= _TOP_KEYWORDS:
+            return None
+        kind = schema.get("type", "object")
+        properties = schema.get("properties", _NO_PROPERTIES)
+        required = schema.get("required", _NO_NAMES)
+        additional = schema.get("additionalProperties", True)
+        if (
+            kind != "object"
+            or not isinstance(kind, str)
+            or not isinstance(properties, dict)
+            or not isinstance(required, list)
+            or not isinstance(additional, bool | dict)
+        ):
+            return None
+        for name in required:
+            if not isinstance(name, str):
+                return None
+            if name not in arguments:
+                return False
+        verdict = True
+        for name, value in arguments.items():
+            sub = properties.get(name, additional)
+            if sub is True:
+                continue
+            if sub is False:
+                verdict = False
+                continue
+            if not isinstance(sub, dict):
+                return None
+            valid = self._value_verdict(sub, value)
+            if valid is None:
+                return None
+            verdict = verdict and valid
+        return verdict
+
+    def _value_verdict(self, sub: dict[str, Any], value: object) -> bool | None:
+        """Whether ``value`` validates against the property schema ``sub`` on its own;
+        None when ``sub`` refers elsewhere. Cached by ``sub``'s identity and the value."""
+        entry = self._subschemas.get(sub)
+        if entry is None:
+            entry = (None if _has_reference(sub) else self._text_validator(sub), {})
+            self._subschemas.put(sub, entry)
+        validator, verdicts = entry
+        if validator is None:
+            return None
+        key = _value_key(value)
+        if key is None:
+            return bool(validator.is_valid(value))
+        hit = verdicts.get(key)
+        if hit is None:
+            hit = bool(validator.is_valid(value))
+            if len(verdicts) >= _VERDICTS_PER_SCHEMA:
+                verdicts.clear()
+            verdicts[key] = hit
+        return hit
+
+    def _text_validator(self, schema: dict[str, Any]) -> Validator:
+        try:
+            text = canonical_json(schema)
+        except (TypeError, ValueError):  # not plain JSON: not a valid tool schema either
+            return re2_validator(schema)
+        validator = self._validators_by_text.get(text)
+        if validator is None:
+            validator = re2_validator(schema)
+            if len(self._validators_by_text) >= _TEXT_CACHE_SIZE:
+                self._validators_by_text.clear()
+            self._validators_by_text[text] = validator
+        return validator
 
     def _node(self, node: dict[str, Any], known: KnownValid | None = None) -> int | None:
         """Height of a valid, plain-JSON schema node; None when it or a subschema is not."""
@@ -291,6 +375,57 @@ class SchemaCache:
                     return None
                 height = max(height, sub)
         return height + 1
+
+
+# Top-level keywords ``_property_verdicts`` judges itself (the rest are annotations, which
+# never affect validation); "$schema", "$defs" and the rest send a schema to its validator.
+_TOP_KEYWORDS: Final = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "description",
+        "title",
+        "default",
+        "examples",
+        "$comment",
+    }
+)
+_NO_PROPERTIES: Final[dict[str, Any]] = {}
+_NO_NAMES: Final[list[str]] = []
+# Keywords that make a subschema's verdict depend on more than the subschema: references
+# resolve against the root document, and "$id"/"$schema" change the base URI or dialect.
+_REFERENCE_KEYWORDS: Final = frozenset(
+    {"$ref", "$dynamicRef", "$recursiveRef", "$id", "$schema", "$anchor", "$dynamicAnchor"}
+)
+_VERDICTS_PER_SCHEMA: Final = 256
+
+
+def _has_reference(value: Any) -> bool:
+    """Whether any dict anywhere in ``value`` has a reference keyword (data under "enum" or
+    "const" included: over-cautious, never wrong)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if not _REFERENCE_KEYWORDS.isdisjoint(item):
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False
+
+
+def _value_key(value: object) -> object:
+    """An exact cache key for an argument value: (type, value) for scalars (so 1, 1.0 and
+    True stay apart), canonical JSON for plain JSON containers (no tuples or non-string
+    keys, which JSON text would not tell from lists and strings), else None."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return (type(value), value)
+    if _plain_height(value) is None:
+        return None
+    return canonical_json(value)
 
 
 def _re2_safe(key: str, value: Any) -> bool:
