@@ -325,56 +325,90 @@ class SchemaCache:
         return found
 
     def _compute_node(self, node: dict[str, Any], known: KnownValid | None) -> int | None:
-        # One pass builds the shell (subschemas replaced by ``true``, property names by
-        # placeholders, type-checked-only values normalised) and the nesting height.
-        shell: dict[str, Any] = {}
-        height = 0
-        for key, value in node.items():
-            if not isinstance(key, str) or not _re2_safe(key, value):
-                return None  # the full check reports it
-            child: int | None
-            if key in SUBSCHEMA_SINGLE and isinstance(value, dict):
-                shell[key] = True
-                child = self._node(value, known)
-            elif key in SUBSCHEMA_MAPS and isinstance(value, dict) and _all_schemas(value.values()):
-                names = value if key != "properties" else _placeholders(len(value))
-                shell[key] = dict.fromkeys(names, True)
-                child = self._children_height(value.values(), known)
-            elif key in SUBSCHEMA_LISTS and isinstance(value, list) and _all_schemas(value):
-                shell[key] = [True] * len(value)
-                child = self._children_height(value, known)
-            else:
-                shell[key] = _normalised(key, value)
-                child = _plain_height(value)
-            if child is None:
-                return None
-            height = max(height, child)
-        # repr of the sorted items is injective on plain JSON (unlike str(), it keeps
-        # 1, 1.0 and True apart) and cheaper than canonical JSON.
+        # One pass builds the shell item of each keyword (subschemas replaced by ``true``,
+        # property names by placeholders, type-checked-only values normalised), checks it
+        # and takes the nesting height.
         # The Draft 2020-12 meta-schema constrains each keyword on its own (no keyword's
         # rule reads another), so a shell is valid exactly when each one-keyword shell is,
         # and a new combination of seen keyword values costs no meta-schema validation.
-        for item in shell.items():
-            text = repr(item)
-            valid = self._shells.get(text)
+        # Each one-keyword shell is cached under an exact key: (keyword, type, value) for a
+        # str, int, bool or None value (equal values of these exact types are the same
+        # JSON), (keyword, marker, count) for a shell of ``true`` subschemas, and otherwise
+        # the repr of the item, which is injective on plain JSON (unlike str(), it keeps 1,
+        # 1.0 and True apart) and cheaper than canonical JSON.
+        height = 0
+        for key, value in node.items():
+            if not isinstance(key, str) or (key in _RE2_KEYWORDS and not _re2_safe(key, value)):
+                return None  # the full check reports it
+            child: int | None
+            shell_key: object
+            if key in _SUBSCHEMA_SINGLE and isinstance(value, dict):
+                shell_key, shell_value = (key, _ONE_SCHEMA), True
+                child = self._node(value, known)
+            elif (
+                key in _SUBSCHEMA_MAPS and isinstance(value, dict) and _all_schemas(value.values())
+            ):
+                if key == "properties":
+                    shell_key, shell_value = (key, _SCHEMA_MAP, len(value)), None
+                else:
+                    shell_value = dict.fromkeys(value, True)
+                    shell_key = repr((key, shell_value))
+                child = self._children_height(value.values(), known)
+            elif key in _SUBSCHEMA_LISTS and isinstance(value, list) and _all_schemas(value):
+                shell_key, shell_value = (key, _SCHEMA_LIST, len(value)), [True] * len(value)
+                child = self._children_height(value, known)
+            else:
+                shell_value = _normalised(key, value)
+                kind = type(shell_value)
+                if kind in _EXACT_SCALARS:
+                    shell_key = (key, kind, shell_value)
+                    child = 0 if type(value) in _EXACT_SCALARS else _plain_height(value)
+                else:
+                    shell_key = repr((key, shell_value))
+                    child = _plain_height(value)
+            if child is None:
+                return None
+            if child > height:
+                height = child
+            valid = self._shells.get(shell_key)
             if valid is None:
-                valid = bool(_META_VALIDATOR.is_valid(dict((item,))))
+                if shell_value is None and key == "properties":
+                    shell_value = dict.fromkeys(_placeholders(len(value)), True)
+                valid = bool(_META_VALIDATOR.is_valid({key: shell_value}))
                 if len(self._shells) >= DATASET_CACHE_SIZE:
                     self._shells.clear()
-                self._shells[text] = valid
+                self._shells[shell_key] = valid
             if not valid:
                 return None
         return height + 1
 
     def _children_height(self, children: Any, known: KnownValid | None) -> int | None:
         height = 0
+        nodes = known.nodes if known is not None else _NO_NODES
         for child in children:
             if isinstance(child, dict):
-                sub = self._node(child, known)
+                entry = nodes.get(id(child))
+                if entry is not None and entry[0] is child:
+                    sub: int | None = entry[1]
+                else:
+                    sub = self._node(child, known)
                 if sub is None:
                     return None
-                height = max(height, sub)
+                if sub > height:
+                    height = sub
         return height + 1
+
+
+_SUBSCHEMA_SINGLE: Final = frozenset(SUBSCHEMA_SINGLE)
+_SUBSCHEMA_MAPS: Final = frozenset(SUBSCHEMA_MAPS)
+_SUBSCHEMA_LISTS: Final = frozenset(SUBSCHEMA_LISTS)
+_RE2_KEYWORDS: Final = frozenset({"pattern", "patternProperties", "unevaluatedProperties"})
+_EXACT_SCALARS: Final = frozenset({str, int, bool, type(None)})
+_NO_NODES: Final[dict[int, tuple[dict[str, Any], int]]] = {}
+# Markers in shell cache keys (never equal to a JSON value or a type).
+_ONE_SCHEMA: Final = object()
+_SCHEMA_MAP: Final = object()
+_SCHEMA_LIST: Final = object()
 
 
 # Top-level keywords ``_property_verdicts`` judges itself (the rest are annotations, which
