@@ -14,8 +14,7 @@ import keyword
 import random
 import re
 import string
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -81,13 +80,20 @@ def naming_context() -> NamingContext:
     return _CONTEXT.get()
 
 
-@contextmanager
-def using_naming(context: NamingContext) -> Iterator[None]:
-    token = _CONTEXT.set(context)
-    try:
-        yield
-    finally:
-        _CONTEXT.reset(token)
+class using_naming:
+    """``with using_naming(context):`` makes ``context`` current inside the block. A class,
+    not a generator-based context manager: ``augment`` enters one per transform."""
+
+    __slots__ = ("_context", "_token")
+
+    def __init__(self, context: NamingContext) -> None:
+        self._context = context
+
+    def __enter__(self) -> None:
+        self._token = _CONTEXT.set(self._context)
+
+    def __exit__(self, *_exc: object) -> None:
+        _CONTEXT.reset(self._token)
 
 
 def is_python_tool_name(name: str) -> bool:
