@@ -147,10 +147,10 @@ class SchemaCache:
     def __init__(self) -> None:
         self._errors: IdentityCache[tuple[FieldError, ...]] = IdentityCache(4096)
         self._nodes: IdentityCache[tuple[int | None]] = IdentityCache(8192)
-        self._shells: dict[str, bool] = {}
+        self._shells: dict[object, bool] = {}
         self._validators: IdentityCache[Validator] = IdentityCache()
         self._validators_by_text: dict[str, Validator] = {}
-        self._arguments: dict[tuple[int, str], tuple[Validator, bool]] = {}
+        self._arguments: dict[tuple[int, object], tuple[Validator, bool]] = {}
         # property schema -> (its validator, None if it refers elsewhere; value -> verdict)
         self._subschemas: IdentityCache[tuple[Validator | None, dict[object, bool]]] = (
             IdentityCache(DATASET_CACHE_SIZE)
@@ -194,9 +194,9 @@ class SchemaCache:
             return verdict
         validator = self.validator(schema)
         instance: Any = arguments  # any value; the validator judges it
-        try:
-            key = canonical_json(arguments)
-        except (TypeError, ValueError):
+        # (not canonical JSON alone: it writes a tuple as a list, which is not a JSON array)
+        key = _value_key(arguments)
+        if key is None:
             return bool(validator.is_valid(instance))
         hit = self._arguments.get((id(validator), key))
         if hit is not None and hit[0] is validator:
@@ -255,7 +255,7 @@ class SchemaCache:
             verdict = verdict and valid
         return verdict
 
-    def _value_verdict(self, sub: dict[str, Any], value: object) -> bool | None:
+    def _value_verdict(self, sub: dict[str, Any], value: Any) -> bool | None:
         """Whether ``value`` validates against the property schema ``sub`` on its own;
         None when ``sub`` refers elsewhere. Cached by ``sub``'s identity and the value."""
         entry = self._subschemas.get(sub)
@@ -342,6 +342,7 @@ class SchemaCache:
                 return None  # the full check reports it
             child: int | None
             shell_key: object
+            shell_value: Any
             if key in _SUBSCHEMA_SINGLE and isinstance(value, dict):
                 shell_key, shell_value = (key, _ONE_SCHEMA), True
                 child = self._node(value, known)

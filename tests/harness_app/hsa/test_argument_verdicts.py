@@ -198,3 +198,11 @@ def test_known_cases() -> None:
     listed = {"type": "object", "properties": {"v": {"type": "array"}}}
     assert cache.arguments_valid(listed, {"v": [1]})
     assert not cache.arguments_valid(listed, {"v": (1,)})  # a tuple is not a JSON array
+
+
+def test_a_tuple_never_takes_the_cached_verdict_of_an_equal_list() -> None:
+    # (canonical JSON writes both as [], but only the list is a JSON array)
+    cache = SchemaCache()
+    schema = {"type": "array"}
+    assert cache.arguments_valid(schema, [])
+    assert not cache.arguments_valid(schema, ())
