@@ -107,7 +107,10 @@ def _normalised(key: str, value: Any) -> Any:
 def _plain_height(value: Any) -> int | None:
     """Nesting height of plain JSON data (0 for scalars), None if it is not plain JSON
     (tuples, NaN, non-string keys, other types: ``input_schema_errors`` reports those)."""
-    if value is None or isinstance(value, str | bool | int):
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return 0
+    if isinstance(value, str | bool | int):
         return 0
     if isinstance(value, float):
         return 0 if math.isfinite(value) else None
@@ -136,6 +139,9 @@ class KnownValid:
     tools: dict[int, Tool]
     schemas: dict[int, object]
     nodes: dict[int, tuple[dict[str, Any], int]]
+    # (description, input schema, executor) ids of each tool: a renamed copy of a verified
+    # tool shares all three objects, and only its name needs checking.
+    parts: dict[tuple[int, int, int], Tool]
 
 
 class SchemaCache:
@@ -185,11 +191,13 @@ class SchemaCache:
         self._validators.put(schema, validator)
         return validator
 
-    def arguments_valid(self, schema: dict[str, Any], arguments: object) -> bool:
+    def arguments_valid(
+        self, schema: dict[str, Any], arguments: object, known: KnownValid | None = None
+    ) -> bool:
         """Whether arguments validate against a valid schema. A plain object schema is
         judged property by property (``_property_verdicts``); any other goes to its whole
         validator, cached by the validator and the arguments' canonical JSON."""
-        verdict = self._property_verdicts(schema, arguments)
+        verdict = self._property_verdicts(schema, arguments, known)
         if verdict is not None:
             return verdict
         validator = self.validator(schema)
@@ -207,7 +215,9 @@ class SchemaCache:
         self._arguments[(id(validator), key)] = (validator, valid)
         return valid
 
-    def _property_verdicts(self, schema: dict[str, Any], arguments: object) -> bool | None:
+    def _property_verdicts(
+        self, schema: dict[str, Any], arguments: object, known: KnownValid | None
+    ) -> bool | None:
         """The verdict of ``re2_validator(schema).is_valid(arguments)`` for a top-level
         object schema of plain keywords, or None when it takes the whole validator.
 
@@ -249,19 +259,25 @@ class SchemaCache:
                 continue
             if not isinstance(sub, dict):
                 return None
-            valid = self._value_verdict(sub, value)
+            valid = self._value_verdict(sub, value, known)
             if valid is None:
                 return None
             verdict = verdict and valid
         return verdict
 
-    def _value_verdict(self, sub: dict[str, Any], value: Any) -> bool | None:
+    def _value_verdict(
+        self, sub: dict[str, Any], value: Any, known: KnownValid | None
+    ) -> bool | None:
         """Whether ``value`` validates against the property schema ``sub`` on its own;
-        None when ``sub`` refers elsewhere. Cached by ``sub``'s identity and the value."""
+        None when ``sub`` refers elsewhere. Cached by ``sub``'s identity and the value,
+        when ``sub`` is a node of the verified original (``known``; any node without one):
+        an edited property schema is a new object of one example, which an entry would keep
+        alive, and its validator is found by text."""
         entry = self._subschemas.get(sub)
         if entry is None:
             entry = (None if _has_reference(sub) else self._text_validator(sub), {})
-            self._subschemas.put(sub, entry)
+            if known is None or known.nodes.get(id(sub), (None,))[0] is sub:
+                self._subschemas.put(sub, entry)
         validator, verdicts = entry
         if validator is None:
             return None
@@ -358,6 +374,9 @@ class SchemaCache:
             elif key in _SUBSCHEMA_LISTS and isinstance(value, list) and _all_schemas(value):
                 shell_key, shell_value = (key, _SCHEMA_LIST, len(value)), [True] * len(value)
                 child = self._children_height(value, known)
+            elif key == "required" and _unique_names(value):
+                # (what _normalised and _plain_height give, without building the shell)
+                shell_key, shell_value, child = (key, _UNIQUE_NAMES, len(value)), None, 1
             else:
                 shell_value = _normalised(key, value)
                 kind = type(shell_value)
@@ -375,6 +394,8 @@ class SchemaCache:
             if valid is None:
                 if shell_value is None and key == "properties":
                     shell_value = dict.fromkeys(_placeholders(len(value)), True)
+                elif shell_value is None and key == "required":
+                    shell_value = _normalised(key, value)
                 valid = bool(_META_VALIDATOR.is_valid({key: shell_value}))
                 if len(self._shells) >= DATASET_CACHE_SIZE:
                     self._shells.clear()
@@ -410,6 +431,16 @@ _NO_NODES: Final[dict[int, tuple[dict[str, Any], int]]] = {}
 _ONE_SCHEMA: Final = object()
 _SCHEMA_MAP: Final = object()
 _SCHEMA_LIST: Final = object()
+_UNIQUE_NAMES: Final = object()
+
+
+def _unique_names(value: Any) -> bool:
+    """A list of distinct plain strings (``_normalised`` makes it placeholders)."""
+    return (
+        type(value) is list
+        and all(type(item) is str for item in value)
+        and len(set(value)) == len(value)
+    )
 
 
 # Top-level keywords ``_property_verdicts`` judges itself (the rest are annotations, which
@@ -633,8 +664,22 @@ _TOOL: IdentityCache[tuple[FieldError, ...]] = IdentityCache(4096)
 def _tool_errors(tools: tuple[Tool, ...], known: KnownValid | None = None) -> list[FieldError]:
     errors = _duplicates("tools", "name", [t.name for t in tools], "tool name")
     for index, tool in enumerate(tools):
-        if known is not None and known.tools.get(id(tool)) is tool:
-            continue  # a tool of the verified original: no errors
+        if known is not None:
+            if known.tools.get(id(tool)) is tool:
+                continue  # a tool of the verified original: no errors
+            twin = known.parts.get(_parts(tool))
+            if (
+                twin is not None
+                and twin.description is tool.description
+                and twin.input_schema is tool.input_schema
+                and twin.executor is tool.executor
+            ):
+                # A renamed copy: ``_one_tool_errors`` reads only the name, description,
+                # schema and executor, and the last three are the verified twin's objects.
+                errors += _name_error(
+                    f"tools[{index}].name", tool.name, _TOOL_NAME, TOOL_NAME_PATTERN, TOOL_NAME_HELP
+                )
+                continue
         found = _TOOL.get(tool)
         if found is None:
             found = _one_tool_errors(tool, known)
@@ -707,7 +752,12 @@ def known_valid(harness: Harness) -> KnownValid:
         tools={id(tool): tool for tool in harness.tools},
         schemas={id(tool.input_schema): tool.input_schema for tool in harness.tools},
         nodes=nodes,
+        parts={_parts(tool): tool for tool in harness.tools},
     )
+
+
+def _parts(tool: Tool) -> tuple[int, int, int]:
+    return (id(tool.description), id(tool.input_schema), id(tool.executor))
 
 
 def schema_errors(schema: object, known: KnownValid | None = None) -> tuple[FieldError, ...]:
@@ -715,9 +765,12 @@ def schema_errors(schema: object, known: KnownValid | None = None) -> tuple[Fiel
     return SCHEMAS.errors(schema, known)
 
 
-def arguments_valid(schema: dict[str, Any], arguments: object) -> bool:
-    """Cached: do ``arguments`` validate against a *valid* tool schema?"""
-    return SCHEMAS.arguments_valid(schema, arguments)
+def arguments_valid(
+    schema: dict[str, Any], arguments: object, known: KnownValid | None = None
+) -> bool:
+    """Cached: do ``arguments`` validate against a *valid* tool schema? ``known``: the
+    verified original's objects, whose entries are worth keeping."""
+    return SCHEMAS.arguments_valid(schema, arguments, known)
 
 
 def argument_validator(schema: dict[str, Any]) -> Validator:

@@ -57,7 +57,7 @@ def trajectory_problems(
         if schema_errors(tool.input_schema, known):
             problems.append(f"{where}: tool '{call.name}' has an invalid input schema")
             continue
-        if not arguments_valid(tool.input_schema, call.arguments):
+        if not arguments_valid(tool.input_schema, call.arguments, known):
             for error in argument_validator(tool.input_schema).iter_errors(call.arguments):
                 location = "/".join(str(part) for part in error.absolute_path) or "arguments"
                 problems.append(
