@@ -161,7 +161,11 @@ def augment(
                     policy.name_format,
                     keep_names,
                     original.reserved_tools,
-                    _reserved_params(harness, mapping),
+                    # (the original's reserved names, under the tools' current names)
+                    {
+                        mapping.tool(name): params
+                        for name, params in original.reserved_params.items()
+                    },
                 )
     problems = augmentation_problems(
         harness,
