@@ -77,6 +77,8 @@ class _Original:
     trajectory: GoldTrajectory
     profile: DecisionProfile
     known: KnownValid
+    reserved_tools: frozenset[str]
+    reserved_params: dict[str, frozenset[str]]
 
 
 _originals: dict[tuple[int, int], _Original] = {}
@@ -94,7 +96,12 @@ def _checked_original(harness: Harness, trajectory: GoldTrajectory) -> _Original
     if len(_originals) >= _ORIGINALS_CACHE_SIZE:
         _originals.clear()
     original = _Original(
-        harness, trajectory, decision_profile(harness, trajectory), known_valid(harness)
+        harness,
+        trajectory,
+        decision_profile(harness, trajectory),
+        known_valid(harness),
+        frozenset(tool.name for tool in harness.tools),
+        _reserved_params(harness, IDENTITY),
     )
     _originals[key] = original
     return original
@@ -123,8 +130,11 @@ def augment(
     ``keep_names``: tool and parameter names no transform may rename (recorded in the
     provenance, e.g. names the task text mentions)."""
     original = _checked_original(harness, trajectory)
-    reserved_tools = frozenset(tool.name for tool in harness.tools)
-    reserved_params = _reserved_params(harness, IDENTITY)
+    # The naming context changes only when tools are renamed (reserved_params is keyed by
+    # current tool names), so it is built once and then per tool-renaming step.
+    context = NamingContext(
+        policy.name_format, keep_names, original.reserved_tools, original.reserved_params
+    )
     rng = random.Random(seed)
     current, gold = harness, trajectory
     mapping: RenameMapping = IDENTITY
@@ -133,7 +143,6 @@ def augment(
     applied: list[str] = []
     unchanged: list[str] = []
     for transform in policy.sample(rng):
-        context = NamingContext(policy.name_format, keep_names, reserved_tools, reserved_params)
         with using_naming(context):
             result = transform.apply(current, gold, rng)
         changed = result.harness is not current or (
@@ -148,7 +157,16 @@ def augment(
             mapping = mapping.compose(result.mapping)
             steps.append(result.mapping)
             if result.mapping.tool_renames:
-                reserved_params = _reserved_params(harness, mapping)
+                context = NamingContext(
+                    policy.name_format,
+                    keep_names,
+                    original.reserved_tools,
+                    # (the original's reserved names, under the tools' current names)
+                    {
+                        mapping.tool(name): params
+                        for name, params in original.reserved_params.items()
+                    },
+                )
     problems = augmentation_problems(
         harness,
         trajectory,

@@ -107,7 +107,10 @@ def _normalised(key: str, value: Any) -> Any:
 def _plain_height(value: Any) -> int | None:
     """Nesting height of plain JSON data (0 for scalars), None if it is not plain JSON
     (tuples, NaN, non-string keys, other types: ``input_schema_errors`` reports those)."""
-    if value is None or isinstance(value, str | bool | int):
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return 0
+    if isinstance(value, str | bool | int):
         return 0
     if isinstance(value, float):
         return 0 if math.isfinite(value) else None
@@ -136,6 +139,9 @@ class KnownValid:
     tools: dict[int, Tool]
     schemas: dict[int, object]
     nodes: dict[int, tuple[dict[str, Any], int]]
+    # (description, input schema, executor) ids of each tool: a renamed copy of a verified
+    # tool shares all three objects, and only its name needs checking.
+    parts: dict[tuple[int, int, int], Tool]
 
 
 class SchemaCache:
@@ -147,10 +153,14 @@ class SchemaCache:
     def __init__(self) -> None:
         self._errors: IdentityCache[tuple[FieldError, ...]] = IdentityCache(4096)
         self._nodes: IdentityCache[tuple[int | None]] = IdentityCache(8192)
-        self._shells: dict[str, bool] = {}
+        self._shells: dict[object, bool] = {}
         self._validators: IdentityCache[Validator] = IdentityCache()
         self._validators_by_text: dict[str, Validator] = {}
-        self._arguments: dict[tuple[int, str], tuple[Validator, bool]] = {}
+        self._arguments: dict[tuple[int, object], tuple[Validator, bool]] = {}
+        # property schema -> (its validator, None if it refers elsewhere; value -> verdict)
+        self._subschemas: IdentityCache[tuple[Validator | None, dict[object, bool]]] = (
+            IdentityCache(DATASET_CACHE_SIZE)
+        )
 
     def errors(self, schema: object, known: KnownValid | None = None) -> tuple[FieldError, ...]:
         """``input_schema_errors(schema, "")``, computed in full only for invalid schemas.
@@ -177,24 +187,24 @@ class SchemaCache:
         hit = self._validators.get(schema)
         if hit is not None:
             return hit
-        text = canonical_json(schema)
-        validator = self._validators_by_text.get(text)
-        if validator is None:
-            validator = re2_validator(schema)
-            if len(self._validators_by_text) >= _TEXT_CACHE_SIZE:
-                self._validators_by_text.clear()
-            self._validators_by_text[text] = validator
+        validator = self._text_validator(schema)
         self._validators.put(schema, validator)
         return validator
 
-    def arguments_valid(self, schema: dict[str, Any], arguments: object) -> bool:
-        """Whether arguments validate against a valid schema (cached by the validator and
-        the arguments' canonical JSON: gold arguments repeat across examples)."""
+    def arguments_valid(
+        self, schema: dict[str, Any], arguments: object, known: KnownValid | None = None
+    ) -> bool:
+        """Whether arguments validate against a valid schema. A plain object schema is
+        judged property by property (``_property_verdicts``); any other goes to its whole
+        validator, cached by the validator and the arguments' canonical JSON."""
+        verdict = self._property_verdicts(schema, arguments, known)
+        if verdict is not None:
+            return verdict
         validator = self.validator(schema)
         instance: Any = arguments  # any value; the validator judges it
-        try:
-            key = canonical_json(arguments)
-        except (TypeError, ValueError):
+        # (not canonical JSON alone: it writes a tuple as a list, which is not a JSON array)
+        key = _value_key(arguments)
+        if key is None:
             return bool(validator.is_valid(instance))
         hit = self._arguments.get((id(validator), key))
         if hit is not None and hit[0] is validator:
@@ -204,6 +214,96 @@ class SchemaCache:
             self._arguments.clear()
         self._arguments[(id(validator), key)] = (validator, valid)
         return valid
+
+    def _property_verdicts(
+        self, schema: dict[str, Any], arguments: object, known: KnownValid | None
+    ) -> bool | None:
+        """The verdict of ``re2_validator(schema).is_valid(arguments)`` for a top-level
+        object schema of plain keywords, or None when it takes the whole validator.
+
+        An augmented schema is mostly new top-level dicts around the original's property
+        schemas (renamed, reordered, extended, reworded), so its whole validator would be
+        built and run afresh for every pair. Here only the top level is judged in Python
+        (the keywords of ``_TOP_KEYWORDS``: type object, required, properties,
+        additionalProperties, annotations) and each argument against its property
+        schema, cached by that schema's identity and the value. Exact because in Draft
+        2020-12 a property's subschema is validated on its own (the same validator class,
+        no format assertion), unless it refers elsewhere (``_has_reference``); a property
+        test compares the verdicts with the whole validator's."""
+        if not isinstance(arguments, dict) or not schema.keys() <= _TOP_KEYWORDS:
+            return None
+        kind = schema.get("type", "object")
+        properties = schema.get("properties", _NO_PROPERTIES)
+        required = schema.get("required", _NO_NAMES)
+        additional = schema.get("additionalProperties", True)
+        if (
+            kind != "object"
+            or not isinstance(kind, str)
+            or not isinstance(properties, dict)
+            or not isinstance(required, list)
+            or not isinstance(additional, bool | dict)
+        ):
+            return None
+        for name in required:
+            if not isinstance(name, str):
+                return None
+            if name not in arguments:
+                return False
+        verdict = True
+        for name, value in arguments.items():
+            sub = properties.get(name, additional)
+            if sub is True:
+                continue
+            if sub is False:
+                verdict = False
+                continue
+            if not isinstance(sub, dict):
+                return None
+            valid = self._value_verdict(sub, value, known)
+            if valid is None:
+                return None
+            verdict = verdict and valid
+        return verdict
+
+    def _value_verdict(
+        self, sub: dict[str, Any], value: Any, known: KnownValid | None
+    ) -> bool | None:
+        """Whether ``value`` validates against the property schema ``sub`` on its own;
+        None when ``sub`` refers elsewhere. Cached by ``sub``'s identity and the value,
+        when ``sub`` is a node of the verified original (``known``; any node without one):
+        an edited property schema is a new object of one example, which an entry would keep
+        alive, and its validator is found by text."""
+        entry = self._subschemas.get(sub)
+        if entry is None:
+            entry = (None if _has_reference(sub) else self._text_validator(sub), {})
+            if known is None or known.nodes.get(id(sub), (None,))[0] is sub:
+                self._subschemas.put(sub, entry)
+        validator, verdicts = entry
+        if validator is None:
+            return None
+        key = _value_key(value)
+        if key is None:
+            return bool(validator.is_valid(value))
+        hit = verdicts.get(key)
+        if hit is None:
+            hit = bool(validator.is_valid(value))
+            if len(verdicts) >= _VERDICTS_PER_SCHEMA:
+                verdicts.clear()
+            verdicts[key] = hit
+        return hit
+
+    def _text_validator(self, schema: dict[str, Any]) -> Validator:
+        try:
+            text = canonical_json(schema)
+        except (TypeError, ValueError):  # not plain JSON: not a valid tool schema either
+            return re2_validator(schema)
+        validator = self._validators_by_text.get(text)
+        if validator is None:
+            validator = re2_validator(schema)
+            if len(self._validators_by_text) >= _TEXT_CACHE_SIZE:
+                self._validators_by_text.clear()
+            self._validators_by_text[text] = validator
+        return validator
 
     def _node(self, node: dict[str, Any], known: KnownValid | None = None) -> int | None:
         """Height of a valid, plain-JSON schema node; None when it or a subschema is not."""
@@ -241,56 +341,157 @@ class SchemaCache:
         return found
 
     def _compute_node(self, node: dict[str, Any], known: KnownValid | None) -> int | None:
-        # One pass builds the shell (subschemas replaced by ``true``, property names by
-        # placeholders, type-checked-only values normalised) and the nesting height.
-        shell: dict[str, Any] = {}
-        height = 0
-        for key, value in node.items():
-            if not isinstance(key, str) or not _re2_safe(key, value):
-                return None  # the full check reports it
-            child: int | None
-            if key in SUBSCHEMA_SINGLE and isinstance(value, dict):
-                shell[key] = True
-                child = self._node(value, known)
-            elif key in SUBSCHEMA_MAPS and isinstance(value, dict) and _all_schemas(value.values()):
-                names = value if key != "properties" else _placeholders(len(value))
-                shell[key] = dict.fromkeys(names, True)
-                child = self._children_height(value.values(), known)
-            elif key in SUBSCHEMA_LISTS and isinstance(value, list) and _all_schemas(value):
-                shell[key] = [True] * len(value)
-                child = self._children_height(value, known)
-            else:
-                shell[key] = _normalised(key, value)
-                child = _plain_height(value)
-            if child is None:
-                return None
-            height = max(height, child)
-        # repr of the sorted items is injective on plain JSON (unlike str(), it keeps
-        # 1, 1.0 and True apart) and cheaper than canonical JSON.
+        # One pass builds the shell item of each keyword (subschemas replaced by ``true``,
+        # property names by placeholders, type-checked-only values normalised), checks it
+        # and takes the nesting height.
         # The Draft 2020-12 meta-schema constrains each keyword on its own (no keyword's
         # rule reads another), so a shell is valid exactly when each one-keyword shell is,
         # and a new combination of seen keyword values costs no meta-schema validation.
-        for item in shell.items():
-            text = repr(item)
-            valid = self._shells.get(text)
+        # Each one-keyword shell is cached under an exact key: (keyword, type, value) for a
+        # str, int, bool or None value (equal values of these exact types are the same
+        # JSON), (keyword, marker, count) for a shell of ``true`` subschemas, and otherwise
+        # the repr of the item, which is injective on plain JSON (unlike str(), it keeps 1,
+        # 1.0 and True apart) and cheaper than canonical JSON.
+        height = 0
+        for key, value in node.items():
+            if not isinstance(key, str) or (key in _RE2_KEYWORDS and not _re2_safe(key, value)):
+                return None  # the full check reports it
+            child: int | None
+            shell_key: object
+            shell_value: Any
+            if key in _SUBSCHEMA_SINGLE and isinstance(value, dict):
+                shell_key, shell_value = (key, _ONE_SCHEMA), True
+                child = self._node(value, known)
+            elif (
+                key in _SUBSCHEMA_MAPS and isinstance(value, dict) and _all_schemas(value.values())
+            ):
+                if key == "properties":
+                    shell_key, shell_value = (key, _SCHEMA_MAP, len(value)), None
+                else:
+                    shell_value = dict.fromkeys(value, True)
+                    shell_key = repr((key, shell_value))
+                child = self._children_height(value.values(), known)
+            elif key in _SUBSCHEMA_LISTS and isinstance(value, list) and _all_schemas(value):
+                shell_key, shell_value = (key, _SCHEMA_LIST, len(value)), [True] * len(value)
+                child = self._children_height(value, known)
+            elif key == "required" and _unique_names(value):
+                # (what _normalised and _plain_height give, without building the shell)
+                shell_key, shell_value, child = (key, _UNIQUE_NAMES, len(value)), None, 1
+            else:
+                shell_value = _normalised(key, value)
+                kind = type(shell_value)
+                if kind in _EXACT_SCALARS:
+                    shell_key = (key, kind, shell_value)
+                    child = 0 if type(value) in _EXACT_SCALARS else _plain_height(value)
+                else:
+                    shell_key = repr((key, shell_value))
+                    child = _plain_height(value)
+            if child is None:
+                return None
+            if child > height:
+                height = child
+            valid = self._shells.get(shell_key)
             if valid is None:
-                valid = bool(_META_VALIDATOR.is_valid(dict((item,))))
+                if shell_value is None and key == "properties":
+                    shell_value = dict.fromkeys(_placeholders(len(value)), True)
+                elif shell_value is None and key == "required":
+                    shell_value = _normalised(key, value)
+                valid = bool(_META_VALIDATOR.is_valid({key: shell_value}))
                 if len(self._shells) >= DATASET_CACHE_SIZE:
                     self._shells.clear()
-                self._shells[text] = valid
+                self._shells[shell_key] = valid
             if not valid:
                 return None
         return height + 1
 
     def _children_height(self, children: Any, known: KnownValid | None) -> int | None:
         height = 0
+        nodes = known.nodes if known is not None else _NO_NODES
         for child in children:
             if isinstance(child, dict):
-                sub = self._node(child, known)
+                entry = nodes.get(id(child))
+                if entry is not None and entry[0] is child:
+                    sub: int | None = entry[1]
+                else:
+                    sub = self._node(child, known)
                 if sub is None:
                     return None
-                height = max(height, sub)
+                if sub > height:
+                    height = sub
         return height + 1
+
+
+_SUBSCHEMA_SINGLE: Final = frozenset(SUBSCHEMA_SINGLE)
+_SUBSCHEMA_MAPS: Final = frozenset(SUBSCHEMA_MAPS)
+_SUBSCHEMA_LISTS: Final = frozenset(SUBSCHEMA_LISTS)
+_RE2_KEYWORDS: Final = frozenset({"pattern", "patternProperties", "unevaluatedProperties"})
+_EXACT_SCALARS: Final = frozenset({str, int, bool, type(None)})
+_NO_NODES: Final[dict[int, tuple[dict[str, Any], int]]] = {}
+# Markers in shell cache keys (never equal to a JSON value or a type).
+_ONE_SCHEMA: Final = object()
+_SCHEMA_MAP: Final = object()
+_SCHEMA_LIST: Final = object()
+_UNIQUE_NAMES: Final = object()
+
+
+def _unique_names(value: Any) -> bool:
+    """A list of distinct plain strings (``_normalised`` makes it placeholders)."""
+    return (
+        type(value) is list
+        and all(type(item) is str for item in value)
+        and len(set(value)) == len(value)
+    )
+
+
+# Top-level keywords ``_property_verdicts`` judges itself (the rest are annotations, which
+# never affect validation); "$schema", "$defs" and the rest send a schema to its validator.
+_TOP_KEYWORDS: Final = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "description",
+        "title",
+        "default",
+        "examples",
+        "$comment",
+    }
+)
+_NO_PROPERTIES: Final[dict[str, Any]] = {}
+_NO_NAMES: Final[list[str]] = []
+# Keywords that make a subschema's verdict depend on more than the subschema: references
+# resolve against the root document, and "$id"/"$schema" change the base URI or dialect.
+_REFERENCE_KEYWORDS: Final = frozenset(
+    {"$ref", "$dynamicRef", "$recursiveRef", "$id", "$schema", "$anchor", "$dynamicAnchor"}
+)
+_VERDICTS_PER_SCHEMA: Final = 256
+
+
+def _has_reference(value: Any) -> bool:
+    """Whether any dict anywhere in ``value`` has a reference keyword (data under "enum" or
+    "const" included: over-cautious, never wrong)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if not _REFERENCE_KEYWORDS.isdisjoint(item):
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False
+
+
+def _value_key(value: object) -> object:
+    """An exact cache key for an argument value: (type, value) for scalars (so 1, 1.0 and
+    True stay apart), canonical JSON for plain JSON containers (no tuples or non-string
+    keys, which JSON text would not tell from lists and strings), else None."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return (type(value), value)
+    if _plain_height(value) is None:
+        return None
+    return canonical_json(value)
 
 
 def _re2_safe(key: str, value: Any) -> bool:
@@ -463,8 +664,22 @@ _TOOL: IdentityCache[tuple[FieldError, ...]] = IdentityCache(4096)
 def _tool_errors(tools: tuple[Tool, ...], known: KnownValid | None = None) -> list[FieldError]:
     errors = _duplicates("tools", "name", [t.name for t in tools], "tool name")
     for index, tool in enumerate(tools):
-        if known is not None and known.tools.get(id(tool)) is tool:
-            continue  # a tool of the verified original: no errors
+        if known is not None:
+            if known.tools.get(id(tool)) is tool:
+                continue  # a tool of the verified original: no errors
+            twin = known.parts.get(_parts(tool))
+            if (
+                twin is not None
+                and twin.description is tool.description
+                and twin.input_schema is tool.input_schema
+                and twin.executor is tool.executor
+            ):
+                # A renamed copy: ``_one_tool_errors`` reads only the name, description,
+                # schema and executor, and the last three are the verified twin's objects.
+                errors += _name_error(
+                    f"tools[{index}].name", tool.name, _TOOL_NAME, TOOL_NAME_PATTERN, TOOL_NAME_HELP
+                )
+                continue
         found = _TOOL.get(tool)
         if found is None:
             found = _one_tool_errors(tool, known)
@@ -537,7 +752,12 @@ def known_valid(harness: Harness) -> KnownValid:
         tools={id(tool): tool for tool in harness.tools},
         schemas={id(tool.input_schema): tool.input_schema for tool in harness.tools},
         nodes=nodes,
+        parts={_parts(tool): tool for tool in harness.tools},
     )
+
+
+def _parts(tool: Tool) -> tuple[int, int, int]:
+    return (id(tool.description), id(tool.input_schema), id(tool.executor))
 
 
 def schema_errors(schema: object, known: KnownValid | None = None) -> tuple[FieldError, ...]:
@@ -545,9 +765,12 @@ def schema_errors(schema: object, known: KnownValid | None = None) -> tuple[Fiel
     return SCHEMAS.errors(schema, known)
 
 
-def arguments_valid(schema: dict[str, Any], arguments: object) -> bool:
-    """Cached: do ``arguments`` validate against a *valid* tool schema?"""
-    return SCHEMAS.arguments_valid(schema, arguments)
+def arguments_valid(
+    schema: dict[str, Any], arguments: object, known: KnownValid | None = None
+) -> bool:
+    """Cached: do ``arguments`` validate against a *valid* tool schema? ``known``: the
+    verified original's objects, whose entries are worth keeping."""
+    return SCHEMAS.arguments_valid(schema, arguments, known)
 
 
 def argument_validator(schema: dict[str, Any]) -> Validator:

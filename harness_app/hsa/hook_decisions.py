@@ -150,6 +150,21 @@ def hook_applies(hook: Hook, activation: Activation) -> bool:
 
 
 def decision_profile(harness: Harness, trajectory: GoldTrajectory) -> DecisionProfile:
+    if not harness.hooks:
+        # (what the loop below gives without hooks: every step decided by none)
+        steps = range(len(trajectory.tool_calls))
+        return DecisionProfile(
+            fired={},
+            deciding=(
+                ("on_comment", -1, ""),
+                *(
+                    (event, index, "")
+                    for index in steps
+                    for event in ("pre_tool_use", "post_tool_use")
+                ),
+                ("pre_reply", -1, ""),
+            ),
+        )
     fired: dict[str, list[tuple[str, int, bool]]] = {hook.name: [] for hook in harness.hooks}
     deciding: list[tuple[str, int, str]] = []
     for activation in gold_activations(trajectory):

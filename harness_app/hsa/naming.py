@@ -14,8 +14,7 @@ import keyword
 import random
 import re
 import string
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -81,13 +80,20 @@ def naming_context() -> NamingContext:
     return _CONTEXT.get()
 
 
-@contextmanager
-def using_naming(context: NamingContext) -> Iterator[None]:
-    token = _CONTEXT.set(context)
-    try:
-        yield
-    finally:
-        _CONTEXT.reset(token)
+class using_naming:
+    """``with using_naming(context):`` makes ``context`` current inside the block. A class,
+    not a generator-based context manager: ``augment`` enters one per transform."""
+
+    __slots__ = ("_context", "_token")
+
+    def __init__(self, context: NamingContext) -> None:
+        self._context = context
+
+    def __enter__(self) -> None:
+        self._token = _CONTEXT.set(self._context)
+
+    def __exit__(self, *_exc: object) -> None:
+        _CONTEXT.reset(self._token)
 
 
 def is_python_tool_name(name: str) -> bool:
@@ -173,6 +179,7 @@ def render_style(parts: Sequence[str], style: str) -> str:
     raise ValueError(f"unknown naming style {style!r}")
 
 
+@lru_cache(maxsize=4 * DATASET_CACHE_SIZE)
 def guess_style(name: str) -> str:
     """The style a name is written in, so synonym renames keep it (snake by default)."""
     if "-" in name:
@@ -241,7 +248,7 @@ def candidate_name(
         edited = [prefix, *edited]
     current = guess_style(old)
     if mode == "style":
-        style = pick(rng, [s for s in styles if s != current] or list(styles))
+        style = pick(rng, _other_styles(styles, current))
     elif mode == "random":
         style = pick(rng, styles)
     else:
@@ -254,6 +261,11 @@ def candidate_name(
     if kind == "tool" and not looks_like_identifier(name):
         name = render_style([*edited, pick(rng, NAME_MARKERS[split])], style)
     return cut_at_word_boundary(name)
+
+
+@lru_cache(maxsize=64)
+def _other_styles(styles: tuple[str, ...], current: str) -> tuple[str, ...]:
+    return tuple(s for s in styles if s != current) or styles
 
 
 def name_is_valid(name: str, kind: NameKind) -> bool:
@@ -287,6 +299,7 @@ def choose_renames(
     """
     used = set(taken)
     renames: dict[str, str] = {}
+    python = naming_context().name_format == "python"
     for old in names:
         rejected = 0
         for attempt in range(MAX_ATTEMPTS):
@@ -295,7 +308,7 @@ def choose_renames(
                 break
             if attempt:
                 new = _with_suffix(new, kind, attempt)
-            if new in used or not name_is_valid(new, kind):
+            if new in used or not _name_is_valid(new, kind, python):
                 continue
             if accept is not None and not accept(old, new):
                 # A hook constraint, not a collision: a few fresh proposals, then keep.

@@ -60,7 +60,7 @@ class AugmentationPolicy:
             transform_named(n) for n, _w in self.weights
         )
 
-    @property
+    @cached_property
     def split(self) -> PolicySplit:
         splits = {t.split for t in self.transforms}
         if splits == {"train"}:

@@ -232,15 +232,22 @@ def _same_tuple(new: list[Any], old: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def rewrite_harness_text(
-    harness: Harness, renames: Mapping[str, str], *, in_tools: bool = True
+    harness: Harness,
+    renames: Mapping[str, str],
+    *,
+    in_tools: bool = True,
+    tool_texts: tuple[Tool, ...] | None = None,
 ) -> Harness:
     """Every free-text mention of an old name, rewritten (skills, tools unless ``in_tools``
     is false, prompt, hooks). Components that mention no renamed name are kept as they are
-    (same objects)."""
+    (same objects). ``tool_texts``: tools with the same description and schema, one for one,
+    as ``harness.tools`` (the tools before a rename), whose look-up is cached."""
     if not any(looks_like_identifier(name) for name in renames):
         return harness
     skills_hit = _tuple_may_mention(harness.skills, renames)
-    tools_hit = in_tools and _tuple_may_mention(harness.tools, renames)
+    tools_hit = in_tools and _tuple_may_mention(
+        harness.tools if tool_texts is None else tool_texts, renames
+    )
     sections_hit = _tuple_may_mention(harness.prompt.sections, renames)
     hooks_hit = _tuple_may_mention(harness.hooks, renames)
     skills = []
@@ -383,7 +390,11 @@ _PARAM_GUARDS: IdentityCache[tuple[tuple[Hook, ...], ParamRenameGuard]] = Identi
 
 
 def param_rename_guard(harness: Harness, tool: Tool) -> ParamRenameGuard:
-    """Cached per (tool, hooks) object pair: both are immutable."""
+    """Cached per (tool, hooks) object pair: both are immutable. Without hooks it is cheap
+    and not cached (the tools are mostly new objects of one example, which an entry would
+    keep alive)."""
+    if not harness.hooks:
+        return _param_rename_guard(harness, tool)
     hit = _PARAM_GUARDS.get(tool)
     if hit is not None and hit[0] is harness.hooks:
         return hit[1]
@@ -479,7 +490,11 @@ def rename_tools(harness: Harness, renames: Mapping[str, str]) -> Harness:
         )
         for hook in harness.hooks
     )
-    return rewrite_harness_text(Harness(skills, tools, harness.prompt, hooks), renames)
+    # The renamed tools keep their descriptions and schemas, so whether any can mention an
+    # old name is the (cached) answer for the tuple before the rename, which recurs.
+    return rewrite_harness_text(
+        Harness(skills, tools, harness.prompt, hooks), renames, tool_texts=harness.tools
+    )
 
 
 def _renamed_tool(tool: Tool, name: str) -> Tool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness_app.harness.model import Harness
+from harness_app.harness.model import Harness, Tool
 from harness_app.hsa.harness_check import (
     KnownValid,
     argument_validator,
@@ -57,7 +57,7 @@ def trajectory_problems(
         if schema_errors(tool.input_schema, known):
             problems.append(f"{where}: tool '{call.name}' has an invalid input schema")
             continue
-        if not arguments_valid(tool.input_schema, call.arguments):
+        if not arguments_valid(tool.input_schema, call.arguments, known):
             for error in argument_validator(tool.input_schema).iter_errors(call.arguments):
                 location = "/".join(str(part) for part in error.absolute_path) or "arguments"
                 problems.append(
@@ -78,10 +78,18 @@ def verify_pair(
     )
 
 
-def _properties(harness: Harness, tool_name: str) -> list[str]:
-    tool = harness.tool(tool_name)
+def _properties(tools: dict[str, Tool], tool_name: str) -> list[str]:
+    tool = tools.get(tool_name)
     properties = tool.input_schema.get("properties") if tool is not None else None
     return list(properties) if isinstance(properties, dict) else []
+
+
+def _by_name(harness: Harness) -> dict[str, Tool]:
+    """Tools by name, the first of each name (as ``Harness.tool`` finds it)."""
+    tools: dict[str, Tool] = {}
+    for tool in harness.tools:
+        tools.setdefault(tool.name, tool)
+    return tools
 
 
 def mapping_problems(original: Harness, augmented: Harness, mapping: RenameMapping) -> list[str]:
@@ -101,9 +109,10 @@ def mapping_problems(original: Harness, augmented: Harness, mapping: RenameMappi
     for added in augmented_names - set(images):
         if added in originals:
             problems.append(f"added tool '{added}' has the name of an original tool")
+    original_tools, augmented_tools = _by_name(original), _by_name(augmented)
     for old, new in zip(originals, images, strict=True):
-        before = _properties(original, old)
-        after = _properties(augmented, new)
+        before = _properties(original_tools, old)
+        after = _properties(augmented_tools, new)
         renamed = [mapping.param(old, name) for name in before]
         if len(set(renamed)) != len(renamed):
             problems.append(f"tool '{old}': the mapping sends two parameters to the same name")

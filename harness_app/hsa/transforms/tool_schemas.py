@@ -399,12 +399,23 @@ def distractor_may_answer(
     one of the task's (the viewer's message, the names of the harness's tools):
     a ``get_weather`` distractor beside a weather question could be called instead of the
     gold tool. Such distractors are never added."""
-    own = topic_words(name) | topic_words(description)
+    return _answers_task(name, description, _task_words(harness, trajectory))
+
+
+def _task_words(harness: Harness, trajectory: GoldTrajectory) -> frozenset[str]:
     task = topic_words(trajectory.comment)
     for tool in harness.tools:
         task |= topic_words(tool.name)
-    task |= frozenset().union(*(topic_words(n) for n in naming_context().reserved_tools))
-    return not own.isdisjoint(task)
+    return task | _reserved_topic_words(naming_context().reserved_tools)
+
+
+@lru_cache(maxsize=DATASET_CACHE_SIZE)
+def _reserved_topic_words(names: frozenset[str]) -> frozenset[str]:
+    return frozenset().union(*(topic_words(n) for n in names))
+
+
+def _answers_task(name: str, description: str, task: frozenset[str]) -> bool:
+    return not (topic_words(name) | topic_words(description)).isdisjoint(task)
 
 
 def _distractor_tools(split: Split) -> ApplyFn:
@@ -412,13 +423,14 @@ def _distractor_tools(split: Split) -> ApplyFn:
         taken = {tool.name for tool in harness.tools} | naming_context().reserved_tools
         # Distractors follow the naming style of the harness, so style never gives them away.
         style = guess_style(rng.choice(harness.tools).name) if harness.tools else "snake"
+        task = _task_words(harness, trajectory)  # (once, not once per candidate)
         options = []
         for name, description, schema in DISTRACTOR_TOOLS[split]:
             styled = render_style(tokens(name), style)
             if (
                 name_is_valid(styled, "tool")
                 and styled not in taken
-                and not distractor_may_answer(name, description, harness, trajectory)
+                and not _answers_task(name, description, task)
             ):
                 options.append((styled, description, schema))
         if not options:

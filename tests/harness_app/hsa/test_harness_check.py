@@ -129,6 +129,23 @@ def test_known_valid_objects_of_the_original_do_not_hide_errors(demo: Harness, i
     assert sorted(str(e) for e in harness_problems(broken, known)) == expected
 
 
+@pytest.mark.parametrize("name", ["renamed_tool", "no spaces allowed", "", "x" * 65, None])
+def test_a_renamed_copy_of_a_known_tool_has_its_name_checked(
+    demo: Harness, name: str | None
+) -> None:
+    """A renamed copy shares description, schema and executor with a verified tool, so only
+    its name is checked; the verdict and messages are still validate_harness's (a name of
+    another tool gives the duplicate error)."""
+    known = known_valid(demo)
+    for index, tool in enumerate(demo.tools):
+        new_name = demo.tools[index - 1].name if name is None else name
+        renamed = dataclasses.replace(tool, name=new_name)
+        tools = (*demo.tools[:index], renamed, *demo.tools[index + 1 :])
+        edited = Harness(demo.skills, tools, demo.prompt, demo.hooks)
+        expected = sorted(str(e) for e in validate_harness(edited))
+        assert sorted(str(e) for e in harness_problems(edited, known)) == expected
+
+
 def test_a_new_schema_around_known_subschemas_is_still_checked(demo: Harness) -> None:
     tool = next(t for t in demo.tools if t.input_schema.get("properties"))
     known = known_valid(demo)
