@@ -30,13 +30,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from training_app.pipeline.contract import StageInputs, StageOutcome, StageReporter, StageSpec
+from training_app.pipeline.hsa_policy import training_policy
 from training_app.pipeline.rewards import COMPONENTS, LengthBand, reasoning_text, reward_functions
 from training_app.pipeline.simulator import (
     DEMO_CATALOG,
     LiveStreamSimulator,
     ProductCatalog,
     coupons_from_tasks,
-    training_policy,
 )
 from training_app.pipeline.stage_params import StageParamsError, params_from_mapping, require
 

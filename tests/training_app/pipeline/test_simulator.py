@@ -11,14 +11,13 @@ from harness_app.hsa.trajectory import trajectory_to_dict
 from inference.agents.session import AgentConfig
 from inference.tools.runner import ToolRunner
 from tests.training_app.pipeline.rl_tasks import HARNESS_ID, demo_harnesses, demo_tasks
+from training_app.pipeline.hsa_policy import HeldOutPolicyError, UnknownPolicyError, training_policy
 from training_app.pipeline.simulator import (
     DEMO_CATALOG,
-    HeldOutPolicyError,
     LiveStreamSimulator,
     ProductCatalog,
     SimulatorError,
     coupons_from_tasks,
-    training_policy,
 )
 
 TEXT = AgentConfig(tool_mode="text")
@@ -56,7 +55,7 @@ def test_training_policy_refuses_heldout_and_unknown() -> None:
     for name in ("harness-variant-t1", "harness-variant-t2", "hsa-heldout"):
         with pytest.raises(HeldOutPolicyError, match="held-out"):
             training_policy(name)
-    with pytest.raises(SimulatorError, match="unknown HSA policy"):
+    with pytest.raises(UnknownPolicyError, match="unknown HSA policy"):
         training_policy("hsa-everything")
 
 
