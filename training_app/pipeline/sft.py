@@ -195,6 +195,7 @@ def run_sft_stage(
 
     from training_app.pipeline.checkpoints import copy_mtp_weights
     from training_app.pipeline.reporting import ReporterCallback
+    from training_app.pipeline.trainer_run import checkpoints_dir, run_trainer
 
     params = SftParams.from_mapping(spec.params)
     seed = inputs.seed if params.seed is None else params.seed
@@ -232,40 +233,41 @@ def run_sft_stage(
         "params": dataclasses.asdict(params) | {"seed": seed},
     }
 
-    checkpoints = workdir / "checkpoints"
-    resume_from = newest_checkpoint(workdir) if inputs.resume else None
+    resuming = inputs.resume and newest_checkpoint(workdir) is not None
     callback = ReporterCallback(reporter)
     trainer = build_trainer(
-        params, inputs.init_model_dir, train_rows, eval_rows, checkpoints, [callback], seed=seed
+        params,
+        inputs.init_model_dir,
+        train_rows,
+        eval_rows,
+        checkpoints_dir(workdir),
+        [callback],
+        seed=seed,
     )
     before_file = workdir / HELDOUT_BEFORE_FILE
     heldout_before: float | None = None
     if eval_rows:
-        if resume_from is not None and before_file.is_file():
+        if resuming and before_file.is_file():
             heldout_before = float(json.loads(before_file.read_text())["eval_loss"])
         else:
             heldout_before = float(trainer.evaluate()["eval_loss"])
             workdir.mkdir(parents=True, exist_ok=True)
             before_file.write_text(json.dumps({"eval_loss": heldout_before}))
         reporter.metrics(0, {"heldout_loss": heldout_before})
-    if resume_from is not None:
-        reporter.log(f"resuming from {resume_from.name}")
-    result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
-    steps = int(trainer.state.global_step)
-    summary["train_loss"] = float(result.training_loss)
+    run = run_trainer(trainer, callback, inputs=inputs, workdir=workdir, reporter=reporter)
+    steps = run.steps_done
+    summary["train_loss"] = run.train_loss
     summary["heldout_loss_before"] = heldout_before
-    if callback.stopped:
+    if run.final_dir is None:
         reporter.log(f"stopped at step {steps}; checkpoint saved")
         return StageOutcome(final_dir=None, stopped=True, steps_done=steps, summary=summary)
     if eval_rows:
         heldout_after = float(trainer.evaluate()["eval_loss"])
         summary["heldout_loss_after"] = heldout_after
         reporter.metrics(steps, {"heldout_loss": heldout_after})
-    final = workdir / "final"
-    trainer.save_model(str(final))
+    final = run.final_dir
     mtp = copy_mtp_weights(inputs.init_model_dir, final)
     if not mtp and inputs.base_model_dir != inputs.init_model_dir:
         mtp = copy_mtp_weights(inputs.base_model_dir, final)
     summary["mtp_tensors_copied"] = mtp
-    reporter.log(f"saved the final model to {final} ({steps} steps)")
     return StageOutcome(final_dir=final, stopped=False, steps_done=steps, summary=summary)

@@ -22,6 +22,7 @@ class TrainerRun:
     final_dir: Path | None
     resumed_from: Path | None
     last_logs: dict[str, float]
+    train_loss: float
 
 
 def checkpoints_dir(workdir: Path) -> Path:
@@ -42,17 +43,18 @@ def run_trainer(
     resume = newest_checkpoint(workdir) if inputs.resume else None
     if resume is not None:
         reporter.log(f"resuming from {resume.name}")
-    trainer.train(resume_from_checkpoint=str(resume) if resume is not None else None)
+    result = trainer.train(resume_from_checkpoint=str(resume) if resume is not None else None)
     steps = int(trainer.state.global_step)
     logs: dict[str, float] = {}
     for entry in trainer.state.log_history:
         logs.update({k: float(v) for k, v in entry.items() if isinstance(v, int | float)})
+    train_loss = float(result.training_loss)
     if callback.stopped:
-        return TrainerRun(True, steps, None, resume, logs)
+        return TrainerRun(True, steps, None, resume, logs, train_loss)
     final = workdir / "final"
     trainer.save_model(str(final))
     tokenizer = getattr(trainer, "processing_class", None)
     if tokenizer is not None:
         tokenizer.save_pretrained(str(final))
     reporter.log(f"saved the final model to {final}")
-    return TrainerRun(False, steps, final, resume, logs)
+    return TrainerRun(False, steps, final, resume, logs, train_loss)
