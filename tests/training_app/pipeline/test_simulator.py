@@ -129,11 +129,11 @@ class _CapturingModel:
         self.systems: list[str] = []
 
     def complete(self, messages, *, tools, max_tokens, temperature, timeout_s):  # type: ignore[no-untyped-def]
-        from training_app.pipeline.policy_client import PolicyResult, PolicyUsage
+        from inference.agents.model_answer import AnswerUsage, ModelAnswer
 
         self.systems.append(messages[0]["content"])
-        return PolicyResult(
-            '```json\n{"action": "reply", "text": "Hi!"}\n```', "stop", PolicyUsage(1, 1)
+        return ModelAnswer(
+            '```json\n{"action": "reply", "text": "Hi!"}\n```', usage=AnswerUsage(1, 1)
         )
 
 
