@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from training_app.pipeline.catalog_snapshot import DEMO_PRODUCTS_CSV
 from training_app.pipeline.contract import StageInputs, StageOutcome, StageReporter, StageSpec
 from training_app.pipeline.hsa_policy import training_policy
 from training_app.pipeline.rewards import COMPONENTS, LengthBand, reasoning_text, reward_functions
 from training_app.pipeline.simulator import (
-    DEMO_CATALOG,
     LiveStreamSimulator,
     ProductCatalog,
     coupons_from_tasks,
@@ -229,7 +229,7 @@ class HarnessRollout:
 def build_simulator(params: RlParams, inputs: StageInputs) -> LiveStreamSimulator:
     from inference.agents.session import AgentConfig
 
-    catalog_path = Path(params.catalog_csv) if params.catalog_csv else DEMO_CATALOG
+    catalog_path = Path(params.catalog_csv) if params.catalog_csv else DEMO_PRODUCTS_CSV
     if not catalog_path.is_file():
         raise StageParamsError(f"hsa_rl params: catalog_csv {catalog_path} is not a file")
     catalog = ProductCatalog.from_csv(

@@ -35,11 +35,11 @@ from inference.agents.model_port import ChatModel
 from inference.agents.session import AgentConfig, LiveContext
 from inference.tools.runner import ToolRunner
 from inference.trace import ReplyTrace
-
-DEMO_CATALOG = Path(__file__).resolve().parents[2] / "harness_app" / "demo_data" / "products.csv"
-FREE_SHIPPING_FROM = Decimal("99.00")
-STANDARD_SHIPPING = Decimal("6.00")
-SEARCH_LIMIT = 5
+from training_app.pipeline.catalog_snapshot import (
+    FREE_SHIPPING_FROM,
+    SEARCH_LIMIT,
+    STANDARD_SHIPPING,
+)
 
 
 class SimulatorError(ValueError):
@@ -49,6 +49,7 @@ class SimulatorError(ValueError):
 # --- the room's catalog ----------------------------------------------------------------------
 
 
+# Not CatalogSnapshot: an empty search finds nothing here, and coupons are the golds' as recorded.
 class ProductCatalog:
     def __init__(
         self,

@@ -11,9 +11,9 @@ from harness_app.hsa.trajectory import trajectory_to_dict
 from inference.agents.session import AgentConfig
 from inference.tools.runner import ToolRunner
 from tests.training_app.pipeline.rl_tasks import HARNESS_ID, demo_harnesses, demo_tasks
+from training_app.pipeline.catalog_snapshot import DEMO_PRODUCTS_CSV
 from training_app.pipeline.hsa_policy import HeldOutPolicyError, UnknownPolicyError, training_policy
 from training_app.pipeline.simulator import (
-    DEMO_CATALOG,
     LiveStreamSimulator,
     ProductCatalog,
     SimulatorError,
@@ -24,7 +24,7 @@ TEXT = AgentConfig(tool_mode="text")
 
 
 def _catalog() -> ProductCatalog:
-    return ProductCatalog.from_csv(DEMO_CATALOG, coupons_from_tasks(demo_tasks()))
+    return ProductCatalog.from_csv(DEMO_PRODUCTS_CSV, coupons_from_tasks(demo_tasks()))
 
 
 def test_catalog_reproduces_every_gold_tool_result() -> None:
