@@ -42,6 +42,7 @@ class CatalogSnapshotError(ValueError):
     """The catalog data has the wrong shape; the message names the field."""
 
 
+# Not simulator.ProductCatalog: an empty search lists products, coupons are reformatted (<= 20).
 class CatalogSnapshot:
     """Implements ``inference.tools.catalog.CatalogGateway`` over plain data."""
 

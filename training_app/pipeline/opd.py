@@ -294,11 +294,15 @@ def run_opd_stage(
 
     import torch
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
     from trl import DistillationConfig, DistillationTrainer
 
     from training_app.pipeline.reporting import ReporterCallback
-    from training_app.pipeline.trainer_run import checkpoints_dir, run_trainer
+    from training_app.pipeline.trainer_run import (
+        left_padded_tokenizer,
+        online_trainer_args,
+        run_trainer,
+    )
 
     prompts = stage_prompts(params, inputs)
     train_prompts, heldout_prompts = split_heldout(
@@ -306,9 +310,7 @@ def run_opd_stage(
     )
     reporter.log(f"OPD: {len(train_prompts)} training prompts, {len(heldout_prompts)} held out")
 
-    tokenizer = AutoTokenizer.from_pretrained(student_dir, padding_side="left")
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer = left_padded_tokenizer(student_dir)
     torch.manual_seed(inputs.seed)
     student = AutoModelForCausalLM.from_pretrained(student_dir, dtype=torch.float32)
     teacher = AutoModelForCausalLM.from_pretrained(teacher_dir, dtype=torch.float32)
@@ -329,7 +331,6 @@ def run_opd_stage(
     reporter.log(f"held-out divergence to the teacher before OPD: {before:.6f}")
 
     config = DistillationConfig(
-        output_dir=str(checkpoints_dir(workdir)),
         max_steps=params.steps,
         per_device_train_batch_size=params.batch_size,
         gradient_accumulation_steps=params.gradient_accumulation_steps,
@@ -337,15 +338,12 @@ def run_opd_stage(
         beta=params.beta,
         temperature=params.temperature,
         max_completion_length=params.max_new_tokens,
-        logging_steps=params.logging_steps,
-        save_strategy="steps",
-        save_steps=params.save_steps,
-        report_to="none",
-        bf16=False,
-        gradient_checkpointing=False,
-        disable_tqdm=True,
-        seed=inputs.seed,
-        data_seed=inputs.seed,
+        **online_trainer_args(
+            workdir,
+            seed=inputs.seed,
+            save_steps=params.save_steps,
+            logging_steps=params.logging_steps,
+        ),
     )
     dataset = Dataset.from_list([{"prompt": p} for p in train_prompts])
     callback = ReporterCallback(reporter)
@@ -373,6 +371,4 @@ def run_opd_stage(
             f"held-out divergence to the teacher after OPD: {after:.6f} (before {before:.6f})"
         )
         reporter.metrics(run.steps_done, {"heldout_divergence": after})
-    return StageOutcome(
-        final_dir=run.final_dir, stopped=run.stopped, steps_done=run.steps_done, summary=summary
-    )
+    return run.outcome(summary)

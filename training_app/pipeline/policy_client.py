@@ -20,33 +20,12 @@ generated token (0.0 on bridge tokens).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from inference.agents.model_answer import AnswerUsage, ModelAnswer
 from inference.agents.model_port import ModelCallFailed
 
 _SENTINEL = "\u2063SENTINEL\u2063"
-
-
-@dataclass(frozen=True)
-class PolicyUsage:
-    prompt_tokens: int
-    completion_tokens: int
-
-
-@dataclass(frozen=True)
-class PolicyTimings:
-    ttft_s: float | None = None
-    total_s: float = 0.0
-
-
-@dataclass(frozen=True)
-class PolicyResult:
-    content: str
-    finish_reason: str
-    usage: PolicyUsage
-    tool_calls: tuple[Any, ...] = ()
-    timings: PolicyTimings = field(default_factory=PolicyTimings)
 
 
 def turn_closing_text(tokenizer: Any) -> str:
@@ -141,7 +120,7 @@ class PolicyChatModel:
         max_tokens: int,
         temperature: float,
         timeout_s: float,
-    ) -> PolicyResult:
+    ) -> ModelAnswer:
         import torch
 
         if tools:
@@ -193,8 +172,8 @@ class PolicyChatModel:
         self._assistant_index = len(messages)
         text = self.tokenizer.decode(generated, skip_special_tokens=True)
         self.turn_texts.append(text)
-        return PolicyResult(
+        return ModelAnswer(
             content=text,
             finish_reason="stop" if generated and generated[-1] == eos else "length",
-            usage=PolicyUsage(int(context.shape[1]), len(generated)),
+            usage=AnswerUsage(int(context.shape[1]), len(generated)),
         )

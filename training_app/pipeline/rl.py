@@ -29,14 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from training_app.pipeline.catalog_snapshot import DEMO_PRODUCTS_CSV
 from training_app.pipeline.contract import StageInputs, StageOutcome, StageReporter, StageSpec
+from training_app.pipeline.hsa_policy import training_policy
 from training_app.pipeline.rewards import COMPONENTS, LengthBand, reasoning_text, reward_functions
 from training_app.pipeline.simulator import (
-    DEMO_CATALOG,
     LiveStreamSimulator,
     ProductCatalog,
     coupons_from_tasks,
-    training_policy,
 )
 from training_app.pipeline.stage_params import StageParamsError, params_from_mapping, require
 
@@ -229,7 +229,7 @@ class HarnessRollout:
 def build_simulator(params: RlParams, inputs: StageInputs) -> LiveStreamSimulator:
     from inference.agents.session import AgentConfig
 
-    catalog_path = Path(params.catalog_csv) if params.catalog_csv else DEMO_CATALOG
+    catalog_path = Path(params.catalog_csv) if params.catalog_csv else DEMO_PRODUCTS_CSV
     if not catalog_path.is_file():
         raise StageParamsError(f"hsa_rl params: catalog_csv {catalog_path} is not a file")
     catalog = ProductCatalog.from_csv(
@@ -258,16 +258,18 @@ def run_rl_stage(
 
     import torch
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
     from trl import GRPOConfig, GRPOTrainer
 
     from training_app.pipeline.reporting import ReporterCallback
-    from training_app.pipeline.trainer_run import checkpoints_dir, run_trainer
+    from training_app.pipeline.trainer_run import (
+        left_padded_tokenizer,
+        online_trainer_args,
+        run_trainer,
+    )
 
     model_dir = Path(inputs.init_model_dir)
-    tokenizer = AutoTokenizer.from_pretrained(model_dir, padding_side="left")
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer = left_padded_tokenizer(model_dir)
     torch.manual_seed(inputs.seed)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     rollout = HarnessRollout(simulator, tokenizer, params, inputs.seed)
@@ -277,7 +279,6 @@ def run_rl_stage(
         f"{params.num_generations} rollouts per group, aggregation {params.aggregation}"
     )
     config = GRPOConfig(
-        output_dir=str(checkpoints_dir(workdir)),
         max_steps=params.steps,
         per_device_train_batch_size=params.prompts_per_step * params.num_generations,
         gradient_accumulation_steps=params.gradient_accumulation_steps,
@@ -288,15 +289,12 @@ def run_rl_stage(
         max_completion_length=params.max_completion_tokens,
         reward_weights=params.weights,
         multi_objective_aggregation=AGGREGATIONS[params.aggregation],
-        logging_steps=params.logging_steps,
-        save_strategy="steps",
-        save_steps=params.save_steps,
-        report_to="none",
-        bf16=False,
-        gradient_checkpointing=False,
-        disable_tqdm=True,
-        seed=inputs.seed,
-        data_seed=inputs.seed,
+        **online_trainer_args(
+            workdir,
+            seed=inputs.seed,
+            save_steps=params.save_steps,
+            logging_steps=params.logging_steps,
+        ),
     )
     dataset = Dataset.from_list([{"prompt": prompt_key(t.id, t.comment)} for t in simulator.tasks])
     band = (
@@ -327,6 +325,4 @@ def run_rl_stage(
         "resumed_from": run.resumed_from.name if run.resumed_from else None,
         "final_metrics": {k: run.last_logs[k] for k in reward_keys if k in run.last_logs},
     }
-    return StageOutcome(
-        final_dir=run.final_dir, stopped=run.stopped, steps_done=run.steps_done, summary=summary
-    )
+    return run.outcome(summary)

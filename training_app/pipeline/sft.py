@@ -33,13 +33,11 @@ from training_app.pipeline.contract import (
     newest_checkpoint,
 )
 from training_app.pipeline.sft_data import BuildOptions, SftRow, build_sft_rows
+from training_app.pipeline.stage_params import params_from_mapping, require
 
+STAGE = "hsa_sft"
 HELDOUT_BEFORE_FILE = "heldout_before.json"
 TOOL_MODES = ("text", "native")
-
-
-class SftParamsError(ValueError):
-    """A stage parameter is unknown or has a bad value; the message names the key."""
 
 
 @dataclass(frozen=True)
@@ -71,22 +69,10 @@ class SftParams:
     seed: int | None = None  # None: the run's seed (StageInputs.seed)
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> SftParams:
-        fields = {f.name: f for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - set(fields))
-        if unknown:
-            raise SftParamsError(
-                f"unknown hsa_sft parameter(s) {', '.join(unknown)}; "
-                f"allowed: {', '.join(sorted(fields))}"
-            )
-        values: dict[str, Any] = {}
-        for key, value in data.items():
-            values[key] = _coerce(key, value, fields[key].type)
-        params = cls(**values)
-        params.check()
-        return params
+    def from_mapping(cls, data: Mapping[str, Any] | None) -> SftParams:
+        return params_from_mapping(cls, data, stage=STAGE)
 
-    def check(self) -> None:
+    def __post_init__(self) -> None:
         positive = (
             "max_steps",
             "per_device_train_batch_size",
@@ -97,48 +83,38 @@ class SftParams:
             "logging_steps",
         )
         for key in positive:
-            if getattr(self, key) < 1:
-                raise SftParamsError(f"{key} must be >= 1, got {getattr(self, key)}")
-        if not self.learning_rate > 0:
-            raise SftParamsError(f"learning_rate must be > 0, got {self.learning_rate}")
-        if self.variants_per_example < 0:
-            raise SftParamsError(
-                f"variants_per_example must be >= 0, got {self.variants_per_example}"
-            )
-        if not 0 <= self.recovery_fraction <= 1:
-            raise SftParamsError(
-                f"recovery_fraction must be in [0, 1], got {self.recovery_fraction}"
-            )
-        if not 0 <= self.heldout_fraction < 1:
-            raise SftParamsError(f"heldout_fraction must be in [0, 1), got {self.heldout_fraction}")
-        if self.tool_mode not in TOOL_MODES:
-            raise SftParamsError(
-                f"tool_mode must be one of {', '.join(TOOL_MODES)}, got {self.tool_mode!r}"
-            )
-
-
-def _coerce(key: str, value: Any, annotation: Any) -> Any:
-    """YAML values to the field's type: ints stay ints, an int is a fine float, nothing else
-    converts (a string "5" for max_steps is an error naming the key)."""
-    kinds = {"int": int, "float": float, "bool": bool, "str": str}
-    names = [part.strip() for part in str(annotation).split("|")]
-    if value is None and "None" in names:
-        return None
-    for name in names:
-        kind = kinds.get(name)
-        if kind is None:
-            continue
-        if kind is bool and isinstance(value, bool):
-            return value
-        if kind is int and isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if kind is float and isinstance(value, int | float) and not isinstance(value, bool):
-            if not math.isfinite(float(value)):
-                break
-            return float(value)
-        if kind is str and isinstance(value, str):
-            return value
-    raise SftParamsError(f"{key} must be {' or '.join(names)}, got {value!r}")
+            value = getattr(self, key)
+            require(value >= 1, STAGE, key, f"must be >= 1, got {value}")
+        require(
+            math.isfinite(self.learning_rate) and self.learning_rate > 0,
+            STAGE,
+            "learning_rate",
+            f"must be a finite number > 0, got {self.learning_rate}",
+        )
+        require(
+            self.variants_per_example >= 0,
+            STAGE,
+            "variants_per_example",
+            f"must be >= 0, got {self.variants_per_example}",
+        )
+        require(
+            0 <= self.recovery_fraction <= 1,
+            STAGE,
+            "recovery_fraction",
+            f"must be in [0, 1], got {self.recovery_fraction}",
+        )
+        require(
+            0 <= self.heldout_fraction < 1,
+            STAGE,
+            "heldout_fraction",
+            f"must be in [0, 1), got {self.heldout_fraction}",
+        )
+        require(
+            self.tool_mode in TOOL_MODES,
+            STAGE,
+            "tool_mode",
+            f"must be one of {', '.join(TOOL_MODES)}, got {self.tool_mode!r}",
+        )
 
 
 # --- data split ------------------------------------------------------------------------------
@@ -223,6 +199,7 @@ def run_sft_stage(
 
     from training_app.pipeline.checkpoints import copy_mtp_weights
     from training_app.pipeline.reporting import ReporterCallback
+    from training_app.pipeline.trainer_run import checkpoints_dir, run_trainer
 
     params = SftParams.from_mapping(spec.params)
     seed = inputs.seed if params.seed is None else params.seed
@@ -261,40 +238,41 @@ def run_sft_stage(
         "params": dataclasses.asdict(params) | {"seed": seed},
     }
 
-    checkpoints = workdir / "checkpoints"
-    resume_from = newest_checkpoint(workdir) if inputs.resume else None
+    resuming = inputs.resume and newest_checkpoint(workdir) is not None
     callback = ReporterCallback(reporter)
     trainer = build_trainer(
-        params, inputs.init_model_dir, train_rows, eval_rows, checkpoints, [callback], seed=seed
+        params,
+        inputs.init_model_dir,
+        train_rows,
+        eval_rows,
+        checkpoints_dir(workdir),
+        [callback],
+        seed=seed,
     )
     before_file = workdir / HELDOUT_BEFORE_FILE
     heldout_before: float | None = None
     if eval_rows:
-        if resume_from is not None and before_file.is_file():
+        if resuming and before_file.is_file():
             heldout_before = float(json.loads(before_file.read_text())["eval_loss"])
         else:
             heldout_before = float(trainer.evaluate()["eval_loss"])
             workdir.mkdir(parents=True, exist_ok=True)
             before_file.write_text(json.dumps({"eval_loss": heldout_before}))
         reporter.metrics(0, {"heldout_loss": heldout_before})
-    if resume_from is not None:
-        reporter.log(f"resuming from {resume_from.name}")
-    result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
-    steps = int(trainer.state.global_step)
-    summary["train_loss"] = float(result.training_loss)
+    run = run_trainer(trainer, callback, inputs=inputs, workdir=workdir, reporter=reporter)
+    steps = run.steps_done
+    summary["train_loss"] = run.train_loss
     summary["heldout_loss_before"] = heldout_before
-    if callback.stopped:
+    if run.final_dir is None:
         reporter.log(f"stopped at step {steps}; checkpoint saved")
         return StageOutcome(final_dir=None, stopped=True, steps_done=steps, summary=summary)
     if eval_rows:
         heldout_after = float(trainer.evaluate()["eval_loss"])
         summary["heldout_loss_after"] = heldout_after
         reporter.metrics(steps, {"heldout_loss": heldout_after})
-    final = workdir / "final"
-    trainer.save_model(str(final))
+    final = run.final_dir
     mtp = copy_mtp_weights(inputs.init_model_dir, final)
     if not mtp and inputs.base_model_dir != inputs.init_model_dir:
         mtp = copy_mtp_weights(inputs.base_model_dir, final)
     summary["mtp_tensors_copied"] = mtp
-    reporter.log(f"saved the final model to {final} ({steps} steps)")
     return StageOutcome(final_dir=final, stopped=False, steps_done=steps, summary=summary)

@@ -46,6 +46,7 @@ from harness_app.harness.serialization import harness_from_dict
 from harness_app.hsa.augment import AugmentationError, augment, example_seed
 from harness_app.hsa.trajectory import GoldTrajectory, trajectory_from_dict
 from inference.agents.harness_agent import LOAD_SKILL, HarnessAgent
+from inference.agents.model_answer import AnswerToolCall, ModelAnswer
 from inference.agents.model_port import ChatModel, ModelResult
 from inference.agents.session import (
     AgentConfig,
@@ -71,34 +72,6 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
 # --- the models --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _ToolCallOut:
-    id: str
-    name: str
-    arguments_json: str
-
-
-@dataclass(frozen=True)
-class _Usage:
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-
-@dataclass(frozen=True)
-class _Timings:
-    ttft_s: float | None = None
-    total_s: float = 0.0
-
-
-@dataclass(frozen=True)
-class ReplayResult:
-    content: str
-    tool_calls: tuple[_ToolCallOut, ...] = ()
-    finish_reason: str | None = "stop"
-    usage: _Usage = field(default_factory=_Usage)
-    timings: _Timings = field(default_factory=_Timings)
 
 
 class ReplayModel:
@@ -130,13 +103,13 @@ class ReplayModel:
         self.calls += 1
         if isinstance(action, str):
             if self.tool_mode == "text":
-                return ReplayResult(render_text_action(ReplyAction(action)))
-            return ReplayResult(action)
+                return ModelAnswer(render_text_action(ReplyAction(action)))
+            return ModelAnswer(action)
         name, arguments = action
         if self.tool_mode == "text":
-            return ReplayResult(render_text_action(CallToolAction(name, arguments)))
-        call = _ToolCallOut(f"call_{self.calls}", name, json.dumps(arguments, ensure_ascii=False))
-        return ReplayResult("", (call,), "tool_calls")
+            return ModelAnswer(render_text_action(CallToolAction(name, arguments)))
+        call = AnswerToolCall(f"call_{self.calls}", name, json.dumps(arguments, ensure_ascii=False))
+        return ModelAnswer("", (call,), "tool_calls")
 
 
 @dataclass(frozen=True)

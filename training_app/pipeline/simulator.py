@@ -28,31 +28,28 @@ from harness_app.harness.model import Harness
 from harness_app.harness.prompt import PromptLayout
 from harness_app.harness.serialization import harness_from_dict
 from harness_app.hsa.augment import AugmentationError, augment
-from harness_app.hsa.policy import POLICIES, AugmentationPolicy
+from harness_app.hsa.policy import AugmentationPolicy
 from harness_app.hsa.trajectory import GoldTrajectory, trajectory_from_dict, trajectory_to_dict
 from inference.agents.harness_agent import HarnessAgent
 from inference.agents.model_port import ChatModel
 from inference.agents.session import AgentConfig, LiveContext
 from inference.tools.runner import ToolRunner
 from inference.trace import ReplyTrace
-
-DEMO_CATALOG = Path(__file__).resolve().parents[2] / "harness_app" / "demo_data" / "products.csv"
-FREE_SHIPPING_FROM = Decimal("99.00")
-STANDARD_SHIPPING = Decimal("6.00")
-SEARCH_LIMIT = 5
+from training_app.pipeline.catalog_snapshot import (
+    FREE_SHIPPING_FROM,
+    SEARCH_LIMIT,
+    STANDARD_SHIPPING,
+)
 
 
 class SimulatorError(ValueError):
     """A task, harness or policy the simulator cannot run; the message says which."""
 
 
-class HeldOutPolicyError(SimulatorError):
-    """The HSA policy holds held-out transforms: those are for evaluation sets only."""
-
-
 # --- the room's catalog ----------------------------------------------------------------------
 
 
+# Not CatalogSnapshot: an empty search finds nothing here, and coupons are the golds' as recorded.
 class ProductCatalog:
     def __init__(
         self,
@@ -160,25 +157,6 @@ def coupons_from_tasks(tasks: Iterable[Mapping[str, Any]]) -> list[dict[str, Any
                 if isinstance(coupon, Mapping) and coupon.get("code"):
                     found.setdefault(str(coupon["code"]), dict(coupon))
     return list(found.values())
-
-
-# --- policies --------------------------------------------------------------------------------
-
-
-def training_policy(name: str) -> AugmentationPolicy | None:
-    """The HSA policy named ``name`` ("" -> None, Fixed-Harness); refuses unknown names and
-    policies that are not train-only."""
-    if not name:
-        return None
-    policy = POLICIES.get(name)
-    if policy is None:
-        raise SimulatorError(f"unknown HSA policy {name!r}; known: {', '.join(sorted(POLICIES))}")
-    if policy.split != "train":
-        raise HeldOutPolicyError(
-            f"HSA policy {name!r} is {policy.split}: held-out transforms are kept for the "
-            "Harness-Variant evaluation sets and may not be trained on"
-        )
-    return policy
 
 
 # --- episodes --------------------------------------------------------------------------------

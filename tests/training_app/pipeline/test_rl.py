@@ -13,6 +13,7 @@ import pytest
 
 from tests.training_app.pipeline.rl_tasks import demo_harnesses, demo_tasks
 from training_app.pipeline.contract import NullReporter, StageInputs, StageSpec
+from training_app.pipeline.hsa_policy import HeldOutPolicyError
 from training_app.pipeline.policy_client import PolicyChatModel
 from training_app.pipeline.rewards import COMPONENTS, accuracy, skill_selection, tool_rationality
 from training_app.pipeline.rl import (
@@ -23,7 +24,6 @@ from training_app.pipeline.rl import (
     prompt_key,
     run_rl_stage,
 )
-from training_app.pipeline.simulator import HeldOutPolicyError
 from training_app.pipeline.stage_params import StageParamsError
 
 

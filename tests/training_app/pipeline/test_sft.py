@@ -16,12 +16,12 @@ from training_app.pipeline.checkpoints import MTP_FILE, copy_mtp_weights, mtp_te
 from training_app.pipeline.contract import StageInputs, StageSpec, newest_checkpoint
 from training_app.pipeline.sft import (
     SftParams,
-    SftParamsError,
     build_trainer,
     heldout_task_ids,
     run_sft_stage,
 )
 from training_app.pipeline.sft_data import BuildOptions, build_sft_rows
+from training_app.pipeline.stage_params import StageParamsError
 from training_app.pipeline.task_set import generate_tasks
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -79,19 +79,20 @@ def test_params_defaults_and_overrides() -> None:
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({"max_step": 3}, "unknown hsa_sft parameter.*max_step"),
-        ({"max_steps": "5"}, "max_steps must be int"),
-        ({"max_steps": True}, "max_steps must be int"),
+        ({"max_step": 3}, "hsa_sft params: unknown key.*max_step"),
+        ({"max_steps": "5"}, "max_steps: expected an integer"),
+        ({"max_steps": True}, "max_steps: expected an integer"),
         ({"max_steps": 0}, "max_steps must be >= 1"),
-        ({"learning_rate": float("nan")}, "learning_rate must be float"),
+        ({"learning_rate": float("nan")}, "learning_rate must be a finite number"),
+        ({"learning_rate": float("inf")}, "learning_rate must be a finite number"),
         ({"heldout_fraction": 1.0}, r"heldout_fraction must be in \[0, 1\)"),
         ({"recovery_fraction": -0.1}, r"recovery_fraction must be in \[0, 1\]"),
         ({"tool_mode": "xml"}, "tool_mode must be one of text, native"),
-        ({"gradient_checkpointing": 1}, "gradient_checkpointing must be bool"),
+        ({"gradient_checkpointing": 1}, "gradient_checkpointing: expected true or false"),
     ],
 )
 def test_bad_params_are_refused_naming_the_key(data: dict[str, Any], message: str) -> None:
-    with pytest.raises(SftParamsError, match=message):
+    with pytest.raises(StageParamsError, match=message):
         SftParams.from_mapping(data)
 
 

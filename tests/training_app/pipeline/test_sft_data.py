@@ -14,6 +14,7 @@ from harness_app.harness.serialization import harness_from_yaml, harness_to_dict
 from harness_app.hsa.augment import augment, example_seed
 from harness_app.hsa.policy import HSA_TRAIN
 from harness_app.hsa.trajectory import GoldTrajectory, trajectory_from_dict
+from inference.agents.model_answer import ModelAnswer
 from inference.agents.openai_model import OpenAIChatModel
 from inference.clients.openai_compatible import ClientConfig, OpenAICompatibleClient
 from inference.clients.text_actions import (
@@ -27,7 +28,6 @@ from training_app.pipeline.catalog_snapshot import demo_catalog
 from training_app.pipeline.hsa_policy import HeldOutPolicyError, UnknownPolicyError
 from training_app.pipeline.sft_data import (
     BuildOptions,
-    ReplayResult,
     build_sft_rows,
 )
 from training_app.pipeline.task_set import generate_tasks
@@ -49,8 +49,8 @@ class ScriptedChat:
     def __init__(self, answers: list[str]) -> None:
         self.answers = list(answers)
 
-    def complete(self, messages: Any, **kwargs: Any) -> ReplayResult:
-        return ReplayResult(self.answers.pop(0) if self.answers else "")
+    def complete(self, messages: Any, **kwargs: Any) -> ModelAnswer:
+        return ModelAnswer(self.answers.pop(0) if self.answers else "")
 
 
 def _text(action: CallToolAction | ReplyAction) -> str:

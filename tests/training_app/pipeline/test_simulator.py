@@ -11,21 +11,20 @@ from harness_app.hsa.trajectory import trajectory_to_dict
 from inference.agents.session import AgentConfig
 from inference.tools.runner import ToolRunner
 from tests.training_app.pipeline.rl_tasks import HARNESS_ID, demo_harnesses, demo_tasks
+from training_app.pipeline.catalog_snapshot import DEMO_PRODUCTS_CSV
+from training_app.pipeline.hsa_policy import HeldOutPolicyError, UnknownPolicyError, training_policy
 from training_app.pipeline.simulator import (
-    DEMO_CATALOG,
-    HeldOutPolicyError,
     LiveStreamSimulator,
     ProductCatalog,
     SimulatorError,
     coupons_from_tasks,
-    training_policy,
 )
 
 TEXT = AgentConfig(tool_mode="text")
 
 
 def _catalog() -> ProductCatalog:
-    return ProductCatalog.from_csv(DEMO_CATALOG, coupons_from_tasks(demo_tasks()))
+    return ProductCatalog.from_csv(DEMO_PRODUCTS_CSV, coupons_from_tasks(demo_tasks()))
 
 
 def test_catalog_reproduces_every_gold_tool_result() -> None:
@@ -56,7 +55,7 @@ def test_training_policy_refuses_heldout_and_unknown() -> None:
     for name in ("harness-variant-t1", "harness-variant-t2", "hsa-heldout"):
         with pytest.raises(HeldOutPolicyError, match="held-out"):
             training_policy(name)
-    with pytest.raises(SimulatorError, match="unknown HSA policy"):
+    with pytest.raises(UnknownPolicyError, match="unknown HSA policy"):
         training_policy("hsa-everything")
 
 
@@ -130,11 +129,11 @@ class _CapturingModel:
         self.systems: list[str] = []
 
     def complete(self, messages, *, tools, max_tokens, temperature, timeout_s):  # type: ignore[no-untyped-def]
-        from training_app.pipeline.policy_client import PolicyResult, PolicyUsage
+        from inference.agents.model_answer import AnswerUsage, ModelAnswer
 
         self.systems.append(messages[0]["content"])
-        return PolicyResult(
-            '```json\n{"action": "reply", "text": "Hi!"}\n```', "stop", PolicyUsage(1, 1)
+        return ModelAnswer(
+            '```json\n{"action": "reply", "text": "Hi!"}\n```', usage=AnswerUsage(1, 1)
         )
 
 
