@@ -88,15 +88,24 @@ class StageRunner(Protocol):
     ) -> StageOutcome: ...
 
 
+# transformers' Trainer writes this file after the weights, optimizer and RNG state: a
+# checkpoint folder without it was cut short (a worker killed mid-save) and cannot resume.
+COMPLETE_CHECKPOINT_MARKER = "trainer_state.json"
+
+
 def newest_checkpoint(workdir: Path) -> Path | None:
-    """The ``checkpoint-N`` folder with the largest N under ``workdir/checkpoints``."""
+    """The complete ``checkpoint-N`` folder with the largest N under ``workdir/checkpoints``."""
     root = workdir / "checkpoints"
     if not root.is_dir():
         return None
     found: list[tuple[int, Path]] = []
     for child in root.iterdir():
         prefix, _, number = child.name.partition("-")
-        if prefix == "checkpoint" and number.isdigit() and child.is_dir():
+        if (
+            prefix == "checkpoint"
+            and number.isdigit()
+            and (child / COMPLETE_CHECKPOINT_MARKER).is_file()
+        ):
             found.append((int(number), child))
     return max(found)[1] if found else None
 
