@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
@@ -229,12 +230,38 @@ class HarnessRollout:
 def build_simulator(params: RlParams, inputs: StageInputs) -> LiveStreamSimulator:
     from inference.agents.session import AgentConfig
 
-    catalog_path = Path(params.catalog_csv) if params.catalog_csv else DEMO_PRODUCTS_CSV
-    if not catalog_path.is_file():
-        raise StageParamsError(f"hsa_rl params: catalog_csv {catalog_path} is not a file")
-    catalog = ProductCatalog.from_csv(
-        catalog_path, coupons_from_tasks(inputs.tasks), params.currency
-    )
+    if inputs.catalogs and not params.catalog_csv:
+        # the run's rooms as the platform exported them (one room per harness, usually one)
+        catalog = ProductCatalog(
+            [
+                {**product, "price": Decimal(str(product["price"]))}
+                for snapshot in inputs.catalogs.values()
+                for product in snapshot.get("products", [])
+            ],
+            list(
+                {  # one coupon per code: the room's own first, then any the golds recorded
+                    str(c["code"]): c
+                    for c in reversed(
+                        [
+                            *(
+                                c
+                                for snapshot in inputs.catalogs.values()
+                                for c in snapshot.get("coupons", [])
+                            ),
+                            *coupons_from_tasks(inputs.tasks),
+                        ]
+                    )
+                }.values()
+            ),
+            params.currency,
+        )
+    else:
+        catalog_path = Path(params.catalog_csv) if params.catalog_csv else DEMO_PRODUCTS_CSV
+        if not catalog_path.is_file():
+            raise StageParamsError(f"hsa_rl params: catalog_csv {catalog_path} is not a file")
+        catalog = ProductCatalog.from_csv(
+            catalog_path, coupons_from_tasks(inputs.tasks), params.currency
+        )
     config = AgentConfig(
         max_steps=params.agent_max_steps,
         max_tokens=params.max_turn_tokens,
