@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from harness_app.harness.model import Harness
+from harness_app.harness.prompt import PromptLayout
 from harness_app.harness.serialization import harness_from_dict
 from harness_app.hsa.augment import AugmentationError, augment, example_seed
 from harness_app.hsa.trajectory import GoldTrajectory, trajectory_from_dict
@@ -283,7 +284,9 @@ def build_sft_rows(
             context = LiveContext(**dict(task["context"]))
         except TypeError as exc:
             raise SftDataError(f"task {task_id}: context has unknown fields ({exc})") from exc
-        variants: list[tuple[str, Harness, GoldTrajectory]] = [("original", harness, gold)]
+        variants: list[tuple[str, Harness, GoldTrajectory, PromptLayout]] = [
+            ("original", harness, gold, "markdown")
+        ]
         if policy is not None:
             for variant in range(options.variants_per_example):
                 try:
@@ -293,8 +296,10 @@ def build_sft_rows(
                 except AugmentationError:
                     report.augment_failed += 1
                     continue
-                variants.append((f"hsa-{variant}", example.harness, example.trajectory))
-        for ordinal, (variant_name, variant_harness, variant_gold) in enumerate(variants):
+                variants.append(
+                    (f"hsa-{variant}", example.harness, example.trajectory, example.prompt_layout)
+                )
+        for ordinal, (variant_name, variant_harness, variant_gold, layout) in enumerate(variants):
             report.examples += 1
             model: ChatModel = (
                 ReplayModel(variant_gold, options.tool_mode)
@@ -314,6 +319,7 @@ def build_sft_rows(
                     tool_mode=options.tool_mode,
                     max_steps=max(options.max_steps, len(variant_gold.tool_calls) + 2),
                 ),
+                prompt_layout=layout,  # HSA's prompt-structure edit reaches the rows
             )
             trace = agent.reply(task["comment"], context, deadline_s=options.deadline_s)
             reason = drop_reason(

@@ -137,6 +137,26 @@ def test_hsa_variants_replay_on_the_augmented_harness() -> None:
     assert originals.isdisjoint(augmented)
 
 
+def test_an_hsa_prompt_layout_reaches_the_system_prompt_of_the_rows() -> None:
+    # given the variants of one task, some of them with HSA's xml or json prompt layout
+    task = BY_ID["train-price-SW-1001"]
+    gold = trajectory_from_dict(task["gold"])
+    variants = 12
+    layouts = [
+        augment(HARNESS, gold, HSA_TRAIN, example_seed(9, 0, v)).prompt_layout
+        for v in range(variants)
+    ]
+    assert set(layouts) - {"markdown"}, "the seed draws no layout edit: pick another"
+    # when rows are built
+    options = BuildOptions(hsa_policy="hsa-train", variants_per_example=variants, seed=9)
+    rows, _ = build_sft_rows([task], HARNESSES, options)
+    # then each variant's system prompt is laid out as its augmentation says
+    for variant, layout in enumerate(layouts):
+        system = next(r for r in rows if r.variant == f"hsa-{variant}").prompt[0]["content"]
+        starts = {"markdown": "## ", "xml": "<section", "json": '{"sections"'}
+        assert system.startswith(starts[layout]), (layout, system[:40])
+
+
 @pytest.mark.parametrize("policy", ["harness-variant-t1", "hsa-heldout"])
 def test_held_out_policies_are_refused(policy: str) -> None:
     with pytest.raises(HeldOutPolicyError, match="no training stage uses a held-out policy"):
