@@ -33,9 +33,31 @@ DEMO_EXPERIMENT = "Harness agent vs ReAct (demo)"
 DEMO_TRAINING_ROOM = "Autumn Wardrobe (training, compact harness)"
 DEMO_TRAINING_RUN = "Demo HAT run (CPU profile)"
 DEMO_TRAINING_PARAMS: dict[str, dict[str, Any]] = {
-    "hsa_sft": {"max_steps": 20, "save_steps": 5, "max_length": 1024},
-    "opd": {"steps": 8, "save_steps": 4, "batch_size": 2, "max_new_tokens": 48},
-    "hsa_rl": {"steps": 4, "save_steps": 2, "num_generations": 2, "prompts_per_step": 1},
+    "hsa_sft": {
+        "max_steps": 12,
+        "save_steps": 4,
+        "max_length": 1024,
+        "gradient_accumulation_steps": 2,
+        "heldout_max_rows": 8,
+    },
+    "opd": {
+        "steps": 6,
+        "save_steps": 3,
+        "batch_size": 2,
+        "max_new_tokens": 32,
+        "heldout_prompts": 8,
+    },
+    # an untrained 135M model writes long turns: cap them, and the reasoning-length band
+    # (100-200 tokens) is for real backbones, so it is off here
+    "hsa_rl": {
+        "steps": 3,
+        "save_steps": 1,
+        "num_generations": 2,
+        "prompts_per_step": 1,
+        "max_turn_tokens": 96,
+        "agent_max_steps": 3,
+        "length_penalty": False,
+    },
 }
 # Modest traffic keeps `make run` quick on SQLite (ingesting its ~65K events is most of its
 # ~15 s on 2 cores); the lifts are the published ones.
