@@ -82,9 +82,10 @@ def test_run_page_draws_and_extends_live_curves(
         StageMetric(stage=stage, step=step, name="loss", value=1.0 / step) for step in (3, 4)
     )
     StageRun.objects.filter(pk=stage.pk).update(progress_step=4)
-    page.wait_for_function(f"{points} === 4")
+    page.wait_for_function(f"() => {points} === 4")
+    # a function, not an expression: Playwright evals expressions, which the CSP forbids
     page.wait_for_function(
-        f"document.querySelector('[data-stage=\"{stage.pk}\"] [data-stage-steps]')"
+        f"() => document.querySelector('[data-stage=\"{stage.pk}\"] [data-stage-steps]')"
         ".textContent === '4 / 8'"
     )
     assert (
