@@ -10,8 +10,9 @@ import hashlib
 import hmac
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import Http404
+from django.utils import timezone
 
 from console.roles import is_merchant, is_operator
 from harness_app import live_key_cache
@@ -48,9 +49,6 @@ def room_catalog_snapshot(room: Room, *, at: Any = None) -> dict[str, Any]:
     """The room's catalog at one moment as plain data (the format of
     ``training_app.pipeline.catalog_snapshot``): the products on sale then and the coupons
     active then, money as ``"89.00"`` strings. Training generates gold trajectories from it."""
-    from django.db.models import Q
-    from django.utils import timezone
-
     now = at or timezone.now()
     on_sale = (Q(sale_starts_at__isnull=True) | Q(sale_starts_at__lte=now)) & (
         Q(sale_ends_at__isnull=True) | Q(sale_ends_at__gt=now)

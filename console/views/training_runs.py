@@ -5,6 +5,9 @@ compare chart."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -78,28 +81,45 @@ def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
     return redirect("console:training-run-detail", run_id=run_id)
 
 
+def _transition(
+    request: HttpRequest,
+    run_id: int,
+    change: Callable[..., Any],
+    refused: type[Exception],
+    done: str,
+) -> HttpResponse:
+    """Apply a run state change (start, resume); a refusal becomes the page's error."""
+    try:
+        change(run=selectors.run_get(run_id=run_id))
+    except refused as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, done)
+    return redirect("console:training-run-detail", run_id=run_id)
+
+
 @require_POST
 @operator_required
 def run_start(request: HttpRequest, run_id: int) -> HttpResponse:
-    try:
-        runs.run_start(run=selectors.run_get(run_id=run_id))
-    except runs.StartError as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, "Started: the first stage is queued on the train worker.")
-    return redirect("console:training-run-detail", run_id=run_id)
+    return _transition(
+        request,
+        run_id,
+        runs.run_start,
+        runs.StartError,
+        "Started: the first stage is queued on the train worker.",
+    )
 
 
 @require_POST
 @operator_required
 def run_resume(request: HttpRequest, run_id: int) -> HttpResponse:
-    try:
-        runs.run_resume(run=selectors.run_get(run_id=run_id))
-    except runs.ResumeError as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, "Resumed: the stage continues from its newest checkpoint.")
-    return redirect("console:training-run-detail", run_id=run_id)
+    return _transition(
+        request,
+        run_id,
+        runs.run_resume,
+        runs.ResumeError,
+        "Resumed: the stage continues from its newest checkpoint.",
+    )
 
 
 @require_POST

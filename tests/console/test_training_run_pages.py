@@ -128,3 +128,19 @@ def test_compare_chart_and_list_queries(  # type: ignore[no-untyped-def]
         html = operator_client.get("/training/runs/").content.decode()
     assert len(three) == len(two)
     assert html.count('role="progressbar"') == 6
+
+
+def test_start_a_draft_run_from_its_page(  # type: ignore[no-untyped-def]
+    run_config_dict, operator, operator_client: Client, enqueued, django_capture_on_commit_callbacks
+):
+    draft = runs.run_create(config=run_config_dict, created_by=operator, start=False)
+    page = operator_client.get(f"/training/runs/{draft.pk}/").content.decode()
+    assert f"/training/runs/{draft.pk}/start/" in page
+    with django_capture_on_commit_callbacks(execute=True):
+        response = operator_client.post(f"/training/runs/{draft.pk}/start/", follow=True)
+    assert TrainingRun.objects.get(pk=draft.pk).status == "queued" and len(enqueued) == 1
+    assert "Started: the first stage is queued" in response.content.decode()
+    assert f"/training/runs/{draft.pk}/start/" not in response.content.decode()
+    # a second start is refused on the page, nothing is queued again
+    again = operator_client.post(f"/training/runs/{draft.pk}/start/", follow=True)
+    assert "not a draft" in again.content.decode() and len(enqueued) == 1
