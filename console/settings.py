@@ -332,6 +332,16 @@ HAT_TRAIN_STAGE_TIME_LIMIT_S = env.int("HAT_TRAIN_STAGE_TIME_LIMIT_S", default=2
 HAT_TRAIN_STAGE_RUNNERS = dict(
     item.split("=", 1) for item in env.list("HAT_TRAIN_STAGE_RUNNERS", default=[]) if "=" in item
 )
+# How a train worker runs a stage: in_process (the CPU profile), process (stage_cli in a child
+# process, followed through its events file) or accelerate (the GPU profile in
+# HAT_TRAIN_GPU_PROFILE, a YAML of training_app.pipeline.gpu_profile.GpuProfile fields:
+# the generated launch.sh, one process per GPU). See docs/TRAINING.md.
+HAT_TRAIN_LAUNCH = env.str("HAT_TRAIN_LAUNCH", default="in_process")
+if HAT_TRAIN_LAUNCH not in ("in_process", "process", "accelerate"):
+    raise ImproperlyConfigured("HAT_TRAIN_LAUNCH must be in_process, process or accelerate")
+HAT_TRAIN_GPU_PROFILE = env.str("HAT_TRAIN_GPU_PROFILE", default="")
+if HAT_TRAIN_LAUNCH == "accelerate" and not HAT_TRAIN_GPU_PROFILE:
+    raise ImproperlyConfigured("HAT_TRAIN_LAUNCH=accelerate needs HAT_TRAIN_GPU_PROFILE (a file)")
 # Endpoints registered from finished runs serve on HAT_TRAIN_SERVE_PORT + run id.
 HAT_TRAIN_SERVE_PORT = env.int("HAT_TRAIN_SERVE_PORT", default=8100)
 

@@ -192,3 +192,93 @@ def test_manage_py_train_inline_runs_the_chain_here(  # type: ignore[no-untyped-
     assert (first.status, second.status) == ("succeeded", "succeeded")
     assert second.summary["init_model_dir"] == first.final_dir
     assert f"training run {run.pk}: succeeded" in out.getvalue()
+
+
+def test_a_stage_in_a_child_process_reports_cancels_and_resumes(  # type: ignore[no-untyped-def]
+    run_config_dict, operator, tiny_runners, enqueued, settings
+):
+    """HAT_TRAIN_LAUNCH=process: the worker starts stage_cli and follows it; metrics and
+    progress reach the database, cancel reaches the child as STOP, resume continues from the
+    checkpoint the child saved."""
+    settings.HAT_TRAIN_LAUNCH = "process"
+    settings.HAT_TRAIN_HEARTBEAT_INTERVAL_S = 0.2
+    config = run_config_dict | {
+        "base_model_dir": str(tiny_runners),
+        "stages": ["hsa_sft"],
+        "params": {"hsa_sft": {"max_steps": 6, "save_steps": 2, "step_sleep_s": 0.4}},
+    }
+    run = runs.run_create(config=config, created_by=operator)
+    stage = run.stage_runs.get()
+
+    def cancel_at_step_two() -> None:
+        try:
+            deadline = time.monotonic() + 180
+            while time.monotonic() < deadline:
+                if StageRun.objects.get(pk=stage.pk).progress_step >= 2:
+                    runs.run_cancel(run=TrainingRun.objects.get(pk=run.pk))
+                    return
+                time.sleep(0.1)
+        finally:
+            connection.close()
+
+    canceller = threading.Thread(target=cancel_at_step_two)
+    canceller.start()
+    assert runs.stage_execute(stage.pk) == "cancelled"
+    canceller.join()
+    stage.refresh_from_db()
+    stopped_at = int(Path(stage.checkpoint_dir).name.split("-")[1])
+    assert 2 <= stopped_at < 6
+    assert any("launching:" in line and "stage_cli" in line for line in stage.log_tail)
+    assert (Path(stage.workdir) / "job.json").is_file()
+
+    runs.run_resume(run=run)
+    assert runs.stage_execute(stage.pk) == "succeeded"
+    stage.refresh_from_db()
+    assert (stage.progress_step, stage.progress_total) == (6, 6)
+    assert Path(stage.final_dir, "config.json").is_file()
+    steps = StageMetric.objects.filter(stage=stage, name="loss").values_list("step", flat=True)
+    assert sorted(steps) == list(range(1, 7))  # every step once, across both attempts
+
+
+def test_the_gpu_profile_launch_writes_the_bundle_and_follows_launch_sh(  # type: ignore[no-untyped-def]
+    run_config_dict, operator, tiny_runners, enqueued, settings, tmp_path, monkeypatch
+):
+    """HAT_TRAIN_LAUNCH=accelerate: no GPU here to run it, so the follower is replaced by a
+    recorder; the job carries the profile's trainer overrides and launch.sh runs
+    ``accelerate launch`` on it."""
+    import json
+
+    import yaml
+
+    from training_app.pipeline.contract import StageOutcome
+
+    profile = tmp_path / "gpu.yaml"
+    profile.write_text(yaml.safe_dump({"gpus_per_machine": 4, "vllm_mode": "colocate"}))
+    settings.HAT_TRAIN_LAUNCH = "accelerate"
+    settings.HAT_TRAIN_GPU_PROFILE = str(profile)
+    launched: list[list[str]] = []
+
+    def record(command, workdir, reporter, **kwargs):  # type: ignore[no-untyped-def]
+        launched.append(list(command))
+        return StageOutcome(final_dir=Path(tiny_runners), stopped=False, steps_done=0)
+
+    monkeypatch.setattr(runs, "follow_stage_process", record)
+    config = run_config_dict | {
+        "base_model_dir": str(tiny_runners),
+        "stages": ["opd"],
+        "params": {},
+    }
+    run = runs.run_create(config=config, created_by=operator)
+    stage = run.stage_runs.get()
+    result = runs.stage_execute(stage.pk)
+    stage.refresh_from_db()
+    assert result == "succeeded", stage.error
+    ((shell, script),) = launched
+    assert shell == "bash" and script.endswith("launch/launch.sh")
+    text = Path(script).read_text()
+    assert "accelerate launch" in text and "training_app.pipeline.stage_cli" in text
+    job = json.loads((Path(stage_workdir := runs.stage_workdir(stage)) / "job.json").read_text())
+    overrides = job["inputs"]["trainer_overrides"]
+    assert overrides["bf16"] is True and overrides["use_vllm"] is True
+    assert overrides["vllm_mode"] == "colocate"
+    assert (stage_workdir / "launch" / "accelerate.yaml").is_file()

@@ -53,6 +53,8 @@ class StageInputs:
     ``task_set``'s docstring). ``catalogs``: each harness id's room catalog as plain data
     (``catalog_snapshot``'s format), what the tools answer from during RL rollouts.
     ``hsa_policy``: a *training* policy name, or "" for Fixed-Harness (no augmentation).
+    ``trainer_overrides``: TRL config arguments applied last to every trainer the stage
+    builds (a GPU profile's bf16, DeepSpeed and vLLM settings, ``gpu_profile.trainer_overrides``).
     """
 
     init_model_dir: Path
@@ -63,6 +65,7 @@ class StageInputs:
     hsa_policy: str = ""
     seed: int = 0
     resume: bool = True
+    trainer_overrides: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,17 @@ class GpuProfile:
         return self.gpus_per_machine
 
 
+def load_gpu_profile(path: Path) -> GpuProfile:
+    """The profile in a YAML (or JSON) file: a mapping of ``GpuProfile`` fields."""
+    try:
+        data = yaml.safe_load(path.read_text("utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise GpuProfileError(f"cannot read the GPU profile {path}: {exc}") from exc
+    if not isinstance(data, Mapping):
+        raise GpuProfileError(f"the GPU profile {path} must be a mapping of profile fields")
+    return GpuProfile.from_mapping(data)
+
+
 def accelerate_config(profile: GpuProfile, kind: str) -> dict[str, Any]:
     """The ``accelerate launch --config_file`` document for one stage."""
     processes = profile.training_gpus(kind) * profile.machines

@@ -302,6 +302,7 @@ def run_opd_stage(
         left_padded_tokenizer,
         online_trainer_args,
         run_trainer,
+        with_overrides,
     )
 
     prompts = stage_prompts(params, inputs)
@@ -331,19 +332,24 @@ def run_opd_stage(
     reporter.log(f"held-out divergence to the teacher before OPD: {before:.6f}")
 
     config = DistillationConfig(
-        max_steps=params.steps,
-        per_device_train_batch_size=params.batch_size,
-        gradient_accumulation_steps=params.gradient_accumulation_steps,
-        learning_rate=params.learning_rate,
-        beta=params.beta,
-        temperature=params.temperature,
-        max_completion_length=params.max_new_tokens,
-        **online_trainer_args(
-            workdir,
-            seed=inputs.seed,
-            save_steps=params.save_steps,
-            logging_steps=params.logging_steps,
-        ),
+        **with_overrides(
+            dict(
+                max_steps=params.steps,
+                per_device_train_batch_size=params.batch_size,
+                gradient_accumulation_steps=params.gradient_accumulation_steps,
+                learning_rate=params.learning_rate,
+                beta=params.beta,
+                temperature=params.temperature,
+                max_completion_length=params.max_new_tokens,
+                **online_trainer_args(
+                    workdir,
+                    seed=inputs.seed,
+                    save_steps=params.save_steps,
+                    logging_steps=params.logging_steps,
+                ),
+            ),
+            inputs,
+        )
     )
     dataset = Dataset.from_list([{"prompt": p} for p in train_prompts])
     callback = ReporterCallback(reporter)

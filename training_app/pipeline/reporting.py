@@ -2,7 +2,9 @@
 the trainer's logged metrics (loss, learning rate, grad norm, rewards, KL, ...) as they are
 logged, and cooperative cancel: when the reporter says stop, the trainer saves a checkpoint
 and ends after the current step. Under ``accelerate launch`` every process runs the callback
-and checks the stop flag; only the main process reports, so nothing is counted twice."""
+and checks the stop flag; the flag is then agreed across processes (``any_rank``: one
+process seeing ``STOP`` a step before another would leave the others waiting in a collective
+forever), and only the main process reports, so nothing is counted twice."""
 
 from __future__ import annotations
 
@@ -12,6 +14,19 @@ from typing import Any
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 from training_app.pipeline.contract import StageReporter
+
+
+def any_rank(flag: bool, device: Any = "cpu") -> bool:
+    """True on every process when ``flag`` is true on any (an all-reduce of one number);
+    ``flag`` itself when no process group is running."""
+    import torch
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        return flag
+    value = torch.tensor([1.0 if flag else 0.0], device=device)
+    dist.all_reduce(value, op=dist.ReduceOp.MAX)
+    return bool(value.item() > 0)
 
 
 class ReporterCallback(TrainerCallback):
@@ -38,7 +53,10 @@ class ReporterCallback(TrainerCallback):
     ) -> None:
         if state.is_world_process_zero:
             self.reporter.progress(state.global_step, state.max_steps)
-        if self.reporter.should_stop():
+        stop = self.reporter.should_stop()
+        if args.world_size > 1:
+            stop = any_rank(stop, args.device)
+        if stop:
             self.stopped = True
             self.reporter.log(f"stop requested: saving a checkpoint at step {state.global_step}")
             control.should_save = True

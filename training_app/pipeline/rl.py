@@ -293,6 +293,7 @@ def run_rl_stage(
         left_padded_tokenizer,
         online_trainer_args,
         run_trainer,
+        with_overrides,
     )
 
     model_dir = Path(inputs.init_model_dir)
@@ -306,22 +307,27 @@ def run_rl_stage(
         f"{params.num_generations} rollouts per group, aggregation {params.aggregation}"
     )
     config = GRPOConfig(
-        max_steps=params.steps,
-        per_device_train_batch_size=params.prompts_per_step * params.num_generations,
-        gradient_accumulation_steps=params.gradient_accumulation_steps,
-        num_generations=params.num_generations,
-        learning_rate=params.learning_rate,
-        beta=params.beta,
-        temperature=params.temperature,
-        max_completion_length=params.max_completion_tokens,
-        reward_weights=params.weights,
-        multi_objective_aggregation=AGGREGATIONS[params.aggregation],
-        **online_trainer_args(
-            workdir,
-            seed=inputs.seed,
-            save_steps=params.save_steps,
-            logging_steps=params.logging_steps,
-        ),
+        **with_overrides(
+            dict(
+                max_steps=params.steps,
+                per_device_train_batch_size=params.prompts_per_step * params.num_generations,
+                gradient_accumulation_steps=params.gradient_accumulation_steps,
+                num_generations=params.num_generations,
+                learning_rate=params.learning_rate,
+                beta=params.beta,
+                temperature=params.temperature,
+                max_completion_length=params.max_completion_tokens,
+                reward_weights=params.weights,
+                multi_objective_aggregation=AGGREGATIONS[params.aggregation],
+                **online_trainer_args(
+                    workdir,
+                    seed=inputs.seed,
+                    save_steps=params.save_steps,
+                    logging_steps=params.logging_steps,
+                ),
+            ),
+            inputs,
+        )
     )
     dataset = Dataset.from_list([{"prompt": prompt_key(t.id, t.comment)} for t in simulator.tasks])
     band = (

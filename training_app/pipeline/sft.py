@@ -150,8 +150,10 @@ def build_trainer(
     callbacks: Sequence[Any] = (),
     *,
     seed: int = 0,
+    overrides: Mapping[str, Any] | None = None,
 ) -> Any:
-    """An ``SFTTrainer`` with completion-only loss over the rows (datasets tokenized)."""
+    """An ``SFTTrainer`` with completion-only loss over the rows (datasets tokenized);
+    ``overrides`` (a GPU profile's TRL arguments) are applied last."""
     import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -159,7 +161,7 @@ def build_trainer(
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
-    config = SFTConfig(
+    arguments: dict[str, Any] = dict(
         output_dir=str(output_dir),
         max_steps=params.max_steps,
         learning_rate=params.learning_rate,
@@ -182,6 +184,7 @@ def build_trainer(
         dataset_num_proc=None,
         disable_tqdm=True,
     )
+    config = SFTConfig(**{**arguments, **(overrides or {})})
     return SFTTrainer(
         model=model,
         args=config,
@@ -248,6 +251,7 @@ def run_sft_stage(
         checkpoints_dir(workdir),
         [callback],
         seed=seed,
+        overrides=inputs.trainer_overrides,
     )
     before_file = workdir / HELDOUT_BEFORE_FILE
     heldout_before: float | None = None

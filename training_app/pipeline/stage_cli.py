@@ -5,15 +5,19 @@ by hand.
     python -m training_app.pipeline.stage_cli --job job.json
 
 ``job.json``: ``{"kind", "params", "workdir", "inputs": {init_model_dir, base_model_dir,
-harnesses, tasks, hsa_policy, seed, resume}}``. The stage reports to files in ``workdir``:
-``events.jsonl`` (one JSON object a line: progress, metrics, log; written by the main process
-only) and it stops cooperatively when a file ``STOP`` appears there. The outcome is written to
+harnesses, tasks, catalogs, hsa_policy, seed, resume, trainer_overrides}}``
+(``job_document`` writes it; ``launcher`` starts this module on it and follows it). The
+stage reports to files in ``workdir``: ``events.jsonl`` (one JSON object a line: progress,
+metrics, log; written by the main process only). It stops cooperatively when a file ``STOP``
+appears there, or, when the job has ``supervisor_timeout_s``, when the file ``SUPERVISOR``
+(renewed by the launching worker) is older than that. The outcome is written to
 ``outcome.json``. Exit status: 0 finished, 3 stopped on request, 2 bad job file.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -26,12 +30,14 @@ from training_app.pipeline.contract import (
     STAGE_ORDER,
     StageInputs,
     StageOutcome,
+    StageRunner,
     StageSpec,
     stage_runner,
 )
 
 EVENTS_FILE = "events.jsonl"
 STOP_FILE = "STOP"
+SUPERVISOR_FILE = "SUPERVISOR"
 OUTCOME_FILE = "outcome.json"
 EXIT_STOPPED = 3
 EXIT_BAD_JOB = 2
@@ -46,9 +52,12 @@ class FileReporter:
     at most once a second (a stat per training step would be cheap too, but a shared file
     system may not be)."""
 
-    def __init__(self, workdir: Path, *, is_main_process: bool = True) -> None:
+    def __init__(
+        self, workdir: Path, *, is_main_process: bool = True, supervisor_timeout_s: float = 0.0
+    ) -> None:
         self.workdir = workdir
         self.is_main_process = is_main_process
+        self.supervisor_timeout_s = supervisor_timeout_s
         self._stop_checked_at = 0.0
         self._stop = False
         self._events: IO[str] | None = None
@@ -75,8 +84,23 @@ class FileReporter:
         now = time.monotonic()
         if not self._stop and now - self._stop_checked_at >= 1.0:
             self._stop_checked_at = now
-            self._stop = (self.workdir / STOP_FILE).exists()
+            self._stop = (self.workdir / STOP_FILE).exists() or self._supervisor_gone()
         return self._stop
+
+    def _supervisor_gone(self) -> bool:
+        """The worker that launched this stage stopped renewing ``SUPERVISOR`` (it was
+        killed): stop at a checkpoint rather than train on beside the attempt the watchdog
+        will start."""
+        if self.supervisor_timeout_s <= 0:
+            return False
+        try:
+            age = time.time() - (self.workdir / SUPERVISOR_FILE).stat().st_mtime
+        except FileNotFoundError:
+            return True
+        if age > self.supervisor_timeout_s:
+            self.log(f"the supervising worker has been silent {age:.0f} s: stopping")
+            return True
+        return False
 
     def close(self) -> None:
         if self._events is not None:
@@ -107,8 +131,15 @@ def read_job(data: Any) -> tuple[StageSpec, StageInputs, Path]:
     raw = _require(data, "inputs", dict, "")
     harnesses = raw.get("harnesses", {})
     tasks = raw.get("tasks", [])
-    if not isinstance(harnesses, dict):
-        raise JobFileError("inputs.harnesses must be an object")
+    catalogs = raw.get("catalogs", {})
+    overrides = raw.get("trainer_overrides", {})
+    for key, value in (
+        ("harnesses", harnesses),
+        ("catalogs", catalogs),
+        ("trainer_overrides", overrides),
+    ):
+        if not isinstance(value, dict):
+            raise JobFileError(f"inputs.{key} must be an object")
     if not isinstance(tasks, list):
         raise JobFileError("inputs.tasks must be a list")
     seed = raw.get("seed", 0)
@@ -119,11 +150,33 @@ def read_job(data: Any) -> tuple[StageSpec, StageInputs, Path]:
         base_model_dir=Path(_require(raw, "base_model_dir", str, "inputs.")),
         harnesses=harnesses,
         tasks=tasks,
+        catalogs=catalogs,
         hsa_policy=str(raw.get("hsa_policy", "")),
         seed=seed,
         resume=bool(raw.get("resume", True)),
+        trainer_overrides=overrides,
     )
     return StageSpec(kind=kind, params=params), inputs, workdir
+
+
+def job_document(spec: StageSpec, inputs: StageInputs, workdir: Path) -> dict[str, Any]:
+    """The job file's content for ``spec`` and ``inputs``; ``read_job`` reads it back."""
+    return {
+        "kind": spec.kind,
+        "params": dict(spec.params),
+        "workdir": str(workdir),
+        "inputs": {
+            "init_model_dir": str(inputs.init_model_dir),
+            "base_model_dir": str(inputs.base_model_dir),
+            "harnesses": {k: dict(v) for k, v in inputs.harnesses.items()},
+            "tasks": [dict(t) for t in inputs.tasks],
+            "catalogs": {k: dict(v) for k, v in inputs.catalogs.items()},
+            "hsa_policy": inputs.hsa_policy,
+            "seed": inputs.seed,
+            "resume": inputs.resume,
+            "trainer_overrides": dict(inputs.trainer_overrides),
+        },
+    }
 
 
 def outcome_to_dict(outcome: StageOutcome) -> dict[str, Any]:
@@ -133,6 +186,15 @@ def outcome_to_dict(outcome: StageOutcome) -> dict[str, Any]:
         "steps_done": outcome.steps_done,
         "summary": dict(outcome.summary),
     }
+
+
+def _runner(kind: str, dotted: Any) -> StageRunner:
+    """The pipeline's runner for ``kind``, or the job's ``runner`` (``module.function``)."""
+    if not dotted:
+        return stage_runner(kind)
+    module, _, name = str(dotted).rpartition(".")
+    runner: StageRunner = getattr(importlib.import_module(module), name)
+    return runner
 
 
 def _is_main_process() -> bool:
@@ -145,13 +207,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--job", required=True, help="the stage job file (JSON)")
     args = parser.parse_args(argv)
     try:
-        spec, inputs, workdir = read_job(json.loads(Path(args.job).read_text("utf-8")))
+        job = json.loads(Path(args.job).read_text("utf-8"))
+        spec, inputs, workdir = read_job(job)
     except (OSError, json.JSONDecodeError, JobFileError) as exc:
         print(f"error: {args.job}: {exc}", file=sys.stderr)
         return EXIT_BAD_JOB
-    reporter = FileReporter(workdir, is_main_process=_is_main_process())
+    timeout = job.get("supervisor_timeout_s", 0)
+    reporter = FileReporter(
+        workdir,
+        is_main_process=_is_main_process(),
+        supervisor_timeout_s=float(timeout) if isinstance(timeout, int | float) else 0.0,
+    )
     try:
-        outcome = stage_runner(spec.kind)(spec, inputs, workdir, reporter)
+        outcome = _runner(spec.kind, job.get("runner", ""))(spec, inputs, workdir, reporter)
     finally:
         reporter.close()
     if _is_main_process():

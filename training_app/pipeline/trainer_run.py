@@ -69,6 +69,11 @@ def online_trainer_args(
     }
 
 
+def with_overrides(arguments: dict[str, Any], inputs: StageInputs) -> dict[str, Any]:
+    """A TRL config's arguments with the stage's ``trainer_overrides`` applied last."""
+    return {**arguments, **inputs.trainer_overrides}
+
+
 def run_trainer(
     trainer: Any,
     callback: ReporterCallback,

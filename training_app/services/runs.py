@@ -11,6 +11,7 @@ stage whose heartbeat went stale (its worker died): the lease lets exactly one w
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import logging
@@ -39,6 +40,8 @@ from training_app.pipeline.contract import (
     newest_checkpoint,
     stage_runner,
 )
+from training_app.pipeline.gpu_profile import load_gpu_profile, trainer_overrides, write_bundle
+from training_app.pipeline.launcher import follow_stage_process, stage_cli_command, write_job
 from training_app.services.run_config import RunConfig, run_config_validate
 
 log = logging.getLogger(__name__)
@@ -382,6 +385,37 @@ def resolve_stage_runner(kind: str) -> StageRunner:
     return stage_runner(kind)
 
 
+def _run_stage(
+    spec: StageSpec, inputs: StageInputs, workdir: Path, reporter: DatabaseStageReporter
+) -> StageOutcome:
+    """Run the stage as ``HAT_TRAIN_LAUNCH`` says: ``in_process`` (the CPU profile: the runner
+    in this worker), ``process`` (``stage_cli`` in a child process, followed through its
+    events file) or ``accelerate`` (the GPU profile in ``HAT_TRAIN_GPU_PROFILE``: the bundle's
+    ``launch.sh``, one process per GPU, followed the same way)."""
+    mode = settings.HAT_TRAIN_LAUNCH
+    runner = settings.HAT_TRAIN_STAGE_RUNNERS.get(spec.kind, "")
+    if mode == "in_process":
+        return resolve_stage_runner(spec.kind)(spec, inputs, workdir, reporter)
+    if mode == "accelerate":
+        profile = load_gpu_profile(Path(settings.HAT_TRAIN_GPU_PROFILE))
+        inputs = dataclasses.replace(
+            inputs, trainer_overrides=trainer_overrides(profile, spec.kind)
+        )
+        job_file = write_job(spec, inputs, workdir, runner=runner)
+        bundle = write_bundle(
+            profile,
+            spec.kind,
+            out_dir=workdir / "launch",
+            job_file=job_file,
+            model_dir=inputs.init_model_dir,
+        )
+        command = ["bash", str(bundle["launch"])]
+    else:
+        command = stage_cli_command(write_job(spec, inputs, workdir, runner=runner))
+    reporter.log(f"launching: {' '.join(command)}")
+    return follow_stage_process(command, workdir, reporter)
+
+
 def stage_workdir(stage: StageRun) -> Path:
     return Path(settings.HAT_TRAIN_DIR) / f"run-{stage.run_id}" / f"{stage.order}-{stage.kind}"
 
@@ -421,13 +455,8 @@ def stage_execute(stage_id: int, *, worker_id: str | None = None) -> str:
     outcome: StageOutcome | None = None
     error = ""
     try:
-        runner = resolve_stage_runner(stage.kind)
-        outcome = runner(
-            StageSpec(kind=stage.kind, params=dict(run.params.get(stage.kind, {}))),  # type: ignore[arg-type]
-            stage_inputs(stage),
-            workdir,
-            reporter,
-        )
+        spec = StageSpec(kind=stage.kind, params=dict(run.params.get(stage.kind, {})))  # type: ignore[arg-type]
+        outcome = _run_stage(spec, stage_inputs(stage), workdir, reporter)
     except Exception as exc:  # recorded on the stage for the operator; the worker lives on
         log.exception("stage %s failed", stage_id)
         error = f"{type(exc).__name__}: {exc}"
