@@ -234,22 +234,39 @@ def _overhead(room: Any, operator: Any) -> None:
     sft.build_trainer = build_with_timer  # type: ignore[assignment]
     try:
         for round_number in range(OVERHEAD_ROUNDS):
-            # the platform: a StageRun executed as the Celery task does it
-            captured["timer"] = StepTimer()
-            config = _run_config(
-                room, f"bench overhead {uuid.uuid4().hex[:6]}", ["hsa_sft"], {"hsa_sft": params}
-            )
-            _execute(runs.run_create(config=config, created_by=operator, start=False))
-            platform += captured["timer"].steady_tokens_per_s()
-            # bare TRL on the same rows and config: no reporter, no database, no heartbeat
-            timer = StepTimer()
-            sft_params, model_dir, train_rows = captured["rows"][:3]
-            out = ROOT / "var" / "bench-training" / f"bare-{round_number}"
-            trainer = original_build(sft_params, model_dir, train_rows, [], out, [], seed=0)
-            trainer.args.include_num_input_tokens_seen = "non_padding"
-            trainer.add_callback(timer.as_callback())
-            trainer.train()
-            bare += timer.steady_tokens_per_s()
+            # alternate which goes first, so a drift in machine load does not favour one
+            order = ("platform", "bare") if round_number % 2 == 0 else ("bare", "platform")
+            if "rows" not in captured:
+                order = ("platform", "bare")  # the bare trainer needs the platform's rows
+            for which in order:
+                if which == "platform":
+                    # the platform: a StageRun executed as the Celery task does it
+                    captured["timer"] = StepTimer()
+                    config = _run_config(
+                        room,
+                        f"bench overhead {uuid.uuid4().hex[:6]}",
+                        ["hsa_sft"],
+                        {"hsa_sft": params},
+                    )
+                    _execute(runs.run_create(config=config, created_by=operator, start=False))
+                    figures = captured["timer"].steady_tokens_per_s()
+                    platform += figures
+                else:
+                    # bare TRL on the same rows and config: no reporter, database or heartbeat
+                    timer = StepTimer()
+                    sft_params, model_dir, train_rows = captured["rows"][:3]
+                    out = ROOT / "var" / "bench-training" / f"bare-{round_number}"
+                    trainer = original_build(sft_params, model_dir, train_rows, [], out, [], seed=0)
+                    trainer.args.include_num_input_tokens_seen = "non_padding"
+                    trainer.add_callback(timer.as_callback())
+                    trainer.train()
+                    figures = timer.steady_tokens_per_s()
+                    bare += figures
+                print(
+                    f"  round {round_number + 1} {which:8s} median tokens/s "
+                    f"{statistics.median(figures):.0f} over {len(figures)} steady steps",
+                    flush=True,
+                )
     finally:
         sft.build_trainer = original_build  # type: ignore[assignment]
     ratio = statistics.median(platform) / statistics.median(bare)
