@@ -93,7 +93,7 @@ def build_instruction(instruction_id: str, kwargs: Mapping[str, Any]) -> Instruc
         if name not in cls.ARGUMENTS:
             allowed = ", ".join(cls.ARGUMENTS) or "none"
             raise InstructionArgumentError(
-                name, f"not an argument of {instruction_id} (it takes: {allowed})"
+                name, f"not an argument of this instruction (it takes: {allowed})"
             )
         if not value:
             raise InstructionArgumentError(
