@@ -14,7 +14,7 @@ Three sources, each line ``{"case", "source", "prompt", "response", ...}``:
   exercised in both directions. The other instructions of the prompt are judged too.
 - ``gpt4``: the GPT-4 responses that Google published with instruction_following_eval
   (``data/input_response_data_gpt4_20231107_145030.jsonl``, Apache-2.0): real model output.
-  One of them answers an earlier wording of prompt 1xxx ("at least one placeholder"); it is
+  One of them answers an earlier wording of prompt 2785 ("at least one placeholder"); it is
   paired with the current wording of that prompt.
 - ``gpt4-<edit>``: each GPT-4 response once more under one of eight edits, in turn (a chatty
   first line, a sign-off line, a bold heading, all lower case, all upper case, commas

@@ -179,3 +179,13 @@ def test_language_detection_is_deterministic_and_leaves_langdetect_alone() -> No
         answers.add(text.detect_language(sample))
     assert len(answers) == 1
     assert langdetect.DetectorFactory.seed is None
+
+
+def test_benchmark_scores_the_gpt4_response_to_every_prompt() -> None:
+    from bench.ifeval_scoring import _all_eight, gpt4_responses
+
+    responses = gpt4_responses()
+    assert set(responses) == {p.prompt for p in load_prompts()}
+    # the baseline tries the reference's eight variants, repeats included
+    assert list(dict.fromkeys(_all_eight("a\n*b*\nc"))) == loose_variants("a\n*b*\nc")
+    assert len(_all_eight("one line")) == 8
