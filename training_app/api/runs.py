@@ -4,6 +4,7 @@ registering the result as a model endpoint. Operators only."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from django.http import HttpResponse
@@ -140,30 +141,31 @@ class TrainingRunCancelApi(GenericAPIView):  # type: ignore[type-arg]
         return Response(TrainingRunOutput(selectors.run_get(run_id=run_id)).data)
 
 
-class TrainingRunStartApi(GenericAPIView):  # type: ignore[type-arg]
+class _RunStateChangeApi(GenericAPIView):  # type: ignore[type-arg]
+    """POST moves the run through ``change``; a refusal is a 400 on ``status`` naming why."""
+
     permission_classes = [IsOperator]
     serializer_class = TrainingRunOutput
+    change: Callable[..., Any]
+    refusal: type[Exception]
 
     @extend_schema(request=None, responses=TrainingRunOutput)
     def post(self, request: Request, run_id: int) -> Response:
         try:
-            runs.run_start(run=selectors.run_get(run_id=run_id))
-        except runs.StartError as exc:
+            type(self).change(run=selectors.run_get(run_id=run_id))
+        except self.refusal as exc:
             raise ValidationError({"status": str(exc)}) from None
         return Response(TrainingRunOutput(selectors.run_get(run_id=run_id)).data)
 
 
-class TrainingRunResumeApi(GenericAPIView):  # type: ignore[type-arg]
-    permission_classes = [IsOperator]
-    serializer_class = TrainingRunOutput
+class TrainingRunStartApi(_RunStateChangeApi):
+    change = runs.run_start
+    refusal = runs.StartError
 
-    @extend_schema(request=None, responses=TrainingRunOutput)
-    def post(self, request: Request, run_id: int) -> Response:
-        try:
-            runs.run_resume(run=selectors.run_get(run_id=run_id))
-        except runs.ResumeError as exc:
-            raise ValidationError({"status": str(exc)}) from None
-        return Response(TrainingRunOutput(selectors.run_get(run_id=run_id)).data)
+
+class TrainingRunResumeApi(_RunStateChangeApi):
+    change = runs.run_resume
+    refusal = runs.ResumeError
 
 
 class TrainingRunConfigApi(GenericAPIView):  # type: ignore[type-arg]
