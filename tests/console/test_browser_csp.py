@@ -12,13 +12,17 @@ from typing import Any
 import pytest
 
 from experiments_app.traffic_simulation import simulate_traffic
-from tests.console.test_browser_flow import browser_page, pytestmark  # noqa: F401 (fixture)
+from tests.console.test_browser_flow import (  # noqa: F401 (fixture)
+    browser_page,
+    log_in,
+    pytestmark,
+    record_csp_violations,
+)
 from tests.console.test_latency_pages import make_report
 from tests.experiments_app.conftest import endpoint, make_experiment  # noqa: F401 (fixtures)
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
-PASSWORD = "pw-for-tests-1"
 
 
 @pytest.fixture
@@ -41,22 +45,8 @@ def test_pages_work_under_the_policy_without_violations(
     browser_page: Any,  # noqa: F811
 ) -> None:
     page = browser_page
-    violations: list[str] = []
-    page.on(
-        "console",
-        lambda msg: violations.append(msg.text) if "Content Security Policy" in msg.text else None,
-    )
-    # Reported by the page itself too (covers violations that log nothing).
-    page.add_init_script(
-        "document.addEventListener('securitypolicyviolation', e => console.error("
-        "'Content Security Policy violation: ' + e.violatedDirective + ' ' + e.blockedURI));"
-    )
-
-    page.goto(f"{live_server.url}/login/")
-    page.fill("#id_username", "op")
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/rooms/")
+    violations = record_csp_violations(page)
+    log_in(page, live_server.url, "op")
 
     # plotly drew its charts (scripts from 'self', its styles allowed)
     page.goto(live_server.url + pages["readout"])

@@ -48,6 +48,31 @@ def browser_page() -> Iterator[Any]:
             browser.close()
 
 
+def log_in(page: Any, base_url: str, username: str, password: str = PASSWORD) -> None:
+    """Log in through the login form and wait for the landing page."""
+    page.goto(f"{base_url}/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{base_url}/rooms/")
+
+
+def record_csp_violations(page: Any) -> list[str]:
+    """The Content-Security-Policy violations the page reports, as they happen (console
+    messages, and the page's own securitypolicyviolation events, which cover violations
+    that log nothing)."""
+    violations: list[str] = []
+    page.on(
+        "console",
+        lambda msg: violations.append(msg.text) if "Content Security Policy" in msg.text else None,
+    )
+    page.add_init_script(
+        "document.addEventListener('securitypolicyviolation', e => console.error("
+        "'Content Security Policy violation: ' + e.violatedDirective + ' ' + e.blockedURI));"
+    )
+    return violations
+
+
 @pytest.fixture
 def seeded(transactional_db: Any) -> Any:
     """An operator, a merchant's room and the demo harness published as v1."""
@@ -74,12 +99,7 @@ def test_edit_save_publish_and_diff(live_server: Any, seeded: Any, browser_page:
     page = browser_page
     harness = seeded
 
-    # log in
-    page.goto(f"{live_server.url}/login/")
-    page.fill("#id_username", "op-browser")
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/rooms/")
+    log_in(page, live_server.url, "op-browser")
 
     # open the seeded harness from the nav, then the editor
     page.click("nav >> text=Harnesses")

@@ -15,13 +15,17 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from tests.console.test_browser_flow import browser_page, pytestmark  # noqa: F401
+from tests.console.test_browser_flow import (  # noqa: F401
+    browser_page,
+    log_in,
+    pytestmark,
+    record_csp_violations,
+)
 from tests.training_app.conftest import enqueued, gold_dataset, run_config_dict  # noqa: F401
 from training_app.models import StageMetric, StageRun
 from training_app.services import runs
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-PASSWORD = "pw-for-tests-1"
 
 
 @pytest.fixture
@@ -55,20 +59,8 @@ def test_run_page_draws_and_extends_live_curves(
 ) -> None:
     run, stage = running_run
     page = browser_page
-    violations: list[str] = []
-    page.on(
-        "console",
-        lambda msg: violations.append(msg.text) if "Content Security Policy" in msg.text else None,
-    )
-    page.add_init_script(
-        "document.addEventListener('securitypolicyviolation', e => console.error("
-        "'Content Security Policy violation: ' + e.violatedDirective + ' ' + e.blockedURI));"
-    )
-    page.goto(f"{live_server.url}/login/")
-    page.fill("#id_username", "op")
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/rooms/")
+    violations = record_csp_violations(page)
+    log_in(page, live_server.url, "op")
 
     page.goto(f"{live_server.url}/training/runs/{run.pk}/")
     page.wait_for_selector('[data-metric="loss"] .main-svg')

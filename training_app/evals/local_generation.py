@@ -102,7 +102,7 @@ def generate_responses(
             )
         new_tokens = output[:, encoded["input_ids"].shape[1] :]
         for index, tokens in zip(batch, new_tokens, strict=True):
-            answers[index] = tokenizer.decode(tokens, skip_special_tokens=True).strip()
+            answers[index] = str(tokenizer.decode(tokens, skip_special_tokens=True)).strip()
         done += len(batch)
         if progress is not None:
             progress(done, len(prompts))
