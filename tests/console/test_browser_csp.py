@@ -24,7 +24,6 @@ from tests.experiments_app.conftest import endpoint, make_experiment  # noqa: F4
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 
-
 @pytest.fixture
 def pages(transactional_db: Any, published_room: Any, make_experiment: Any) -> dict[str, str]:  # noqa: F811
     experiment = make_experiment([published_room], secondary_metrics=["views"])
