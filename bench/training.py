@@ -227,6 +227,7 @@ def _overhead(room: Any, operator: Any) -> None:
         trainer.args.include_num_input_tokens_seen = "non_padding"
         trainer.add_callback(captured["timer"].as_callback())
         captured.setdefault("rows", args)  # (params, model_dir, train_rows, ...)
+        captured.setdefault("seed", kwargs["seed"])  # the same seed: the same batches
         return trainer
 
     platform: list[float] = []
@@ -256,7 +257,9 @@ def _overhead(room: Any, operator: Any) -> None:
                     timer = StepTimer()
                     sft_params, model_dir, train_rows = captured["rows"][:3]
                     out = ROOT / "var" / "bench-training" / f"bare-{round_number}"
-                    trainer = original_build(sft_params, model_dir, train_rows, [], out, [], seed=0)
+                    trainer = original_build(
+                        sft_params, model_dir, train_rows, [], out, [], seed=captured["seed"]
+                    )
                     trainer.args.include_num_input_tokens_seen = "non_padding"
                     trainer.add_callback(timer.as_callback())
                     trainer.train()
