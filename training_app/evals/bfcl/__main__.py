@@ -44,7 +44,7 @@ def read_results(path: Path, cases: CaseSet) -> list[tuple[str, Any]]:
     results: list[tuple[str, Any]] = []
     first_line: dict[str, int] = {}
     example = next(iter(cases.cases), None)
-    for number, item in json_lines(path, "results"):
+    for number, item in json_lines(path, "results", problems):
         if len(problems) >= MAX_REPORTED_PROBLEMS:
             break
         where = f"results {path} line {number}"

@@ -62,33 +62,37 @@ def load_cases(category: str) -> CaseSet:
     return CaseSet(category, loaded)
 
 
-def json_lines(path: Path, what: str) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed value) for every non-blank line; ``BfclInputError`` naming the
-    line for one that is too long, not JSON, or nested too deeply."""
+def json_lines(path: Path, what: str, problems: list[str]) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value) for every non-blank line. A line too long, not JSON or
+    nested too deeply ends the reading, its problem (naming the line) added to ``problems``:
+    nothing after it can be trusted to be where it should be."""
     try:
         handle = path.open("rb")
     except OSError as exc:
-        raise BfclInputError([f"{what} {path}: cannot be read ({exc.strerror})"]) from None
+        problems.append(f"{what} {path}: cannot be read ({exc.strerror})")
+        return
     with handle:
         for number, raw in enumerate(handle, start=1):
             where = f"{what} {path} line {number}"
             if len(raw) > MAX_LINE_BYTES:
-                raise BfclInputError(
-                    [f"{where}: {len(raw):,} bytes; a line may hold at most {MAX_LINE_BYTES:,}"]
+                problems.append(
+                    f"{where}: {len(raw):,} bytes; a line may hold at most {MAX_LINE_BYTES:,}"
                 )
+                return
             if not raw.strip():
                 continue
             try:
                 value = json_loads_bounded(raw, max_depth=MAX_JSON_DEPTH, refuse_nul=False)
             except JsonLimitError as exc:
                 place = f"field '{exc.path}'" if exc.path else "the line"
-                raise BfclInputError([f"{where}: {place} is {exc.message}"]) from None
+                problems.append(f"{where}: {place} is {exc.message}")
+                return
             except UnicodeDecodeError as exc:
-                raise BfclInputError([f"{where}: not UTF-8 ({exc.reason})"]) from None
+                problems.append(f"{where}: not UTF-8 ({exc.reason})")
+                return
             except json.JSONDecodeError as exc:
-                raise BfclInputError(
-                    [f"{where}: not valid JSON ({exc.msg} at column {exc.colno})"]
-                ) from None
+                problems.append(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})")
+                return
             yield number, value
 
 
@@ -127,7 +131,7 @@ def load_augmented_cases(path: Path, category: str) -> CaseSet:
     refused: dict[str, str] = {}
     first_line: dict[str, int] = {}
     categories_seen: set[str] = set()
-    for number, record in json_lines(path, "augmented set"):
+    for number, record in json_lines(path, "augmented set", problems):
         where = f"augmented set {path} line {number}"
         if len(problems) >= MAX_REPORTED_PROBLEMS:
             break

@@ -376,7 +376,7 @@ def check_calls(
         return check_simple_call(
             functions[0], calls[0], ground_truth[0], underscore_to_dot=underscore_to_dot
         )
-    except (LookupError, TypeError, AttributeError, ValueError) as exc:
+    except (LookupError, TypeError, AttributeError, ValueError, ArithmeticError) as exc:
         # Where BFCL's own checker raises (malformed docs or answers, value shapes it never
         # expects), the output cannot be judged correct.
         return _invalid(
