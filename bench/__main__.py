@@ -15,6 +15,7 @@ BENCHMARKS = (
     "bench.ingestion",
     "bench.rollups",
     "bench.training",
+    "bench.bfcl_scoring",
 )
 
 
