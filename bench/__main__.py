@@ -16,6 +16,7 @@ BENCHMARKS = (
     "bench.rollups",
     "bench.training",
     "bench.ifeval_scoring",
+    "bench.bfcl_scoring",
 )
 
 

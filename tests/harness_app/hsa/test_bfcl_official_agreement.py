@@ -1,12 +1,13 @@
-"""The project's BFCL rule against BFCL's own checker, on recorded verdicts.
+"""The production BFCL scorer against BFCL's own checker, on recorded verdicts.
 
 ``data/bfcl_official_verdicts.jsonl.gz`` was written by
 ``scripts/bfcl_reference/official_verdicts.py`` running ``bfcl-eval`` 2026.3.23's
 ``ast_checker`` (in its own venv: it pins numpy 1.26) on the records ``bfcl_augment`` writes
 for all ten categories, seeds 0-4, both BFCL policies, and on the original cases: the calls
 built from each truth, and for seed 0 and the originals wrong calls of every kind. Here
-``bfcl_rule.bfcl_verdict``, written without BFCL's code, must give the same verdict on every
-recorded candidate. Regenerate: docs/HSA.md, "Agreement with BFCL's official checker".
+``training_app.evals.bfcl.score_result`` (the production scorer, a port of BFCL's rule) must
+give the same verdict, and the same error type, on every recorded candidate.
+Regenerate: docs/HSA.md, "Agreement with BFCL's official checker".
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_app.hsa.bfcl_data import CATEGORIES, NO_CALL_CATEGORIES
-from tests.harness_app.hsa.bfcl_rule import bfcl_accepts, bfcl_verdict
+from training_app.evals.bfcl import check_parallel, score_result
 
 DATA = Path(__file__).resolve().parent / "data"
 VERDICTS = DATA / "bfcl_official_verdicts.jsonl.gz"
@@ -89,15 +90,18 @@ def test_the_recorded_verdicts_cover_every_category_seed_policy_and_candidate_ki
     assert accepted == []
 
 
-def test_the_project_rule_gives_bfcls_verdict_on_every_recorded_candidate() -> None:
+def test_the_scorer_gives_bfcls_verdict_on_every_recorded_candidate() -> None:
     _meta, records, verdicts = _recorded()
     disagreements = []
     for verdict in verdicts:
         record = records[verdict["record_id"]]
-        mine = bfcl_verdict(
-            record["category"], record["functions"], verdict["candidate"], record["ground_truth"]
+        mine = score_result(
+            record["category"], record["functions"], record["ground_truth"], verdict["candidate"]
         )
-        if (mine is None) != verdict["official_valid"]:
+        if (mine.valid, mine.error_type) != (
+            verdict["official_valid"],
+            verdict["official_error_type"],
+        ):
             disagreements.append(
                 (
                     verdict["record_id"],
@@ -107,7 +111,7 @@ def test_the_project_rule_gives_bfcls_verdict_on_every_recorded_candidate() -> N
                 )
             )
     assert disagreements == [], (len(disagreements), disagreements[:10])
-    assert len(verdicts) > 80_000
+    assert len(verdicts) == 85_668
 
 
 def _officially_rejected(verdicts: list[dict[str, Any]]) -> Counter[tuple[str, Any, str]]:
@@ -156,12 +160,12 @@ def test_a_simple_category_is_judged_against_the_first_offered_function() -> Non
         {"name": "area", "parameters": params},
     ]
     call, answer = [{"area": {"x": 2}}], [{"area": {"x": [2]}}]
-    assert bfcl_verdict("multiple", functions, call, answer) is None
-    assert bfcl_accepts(functions, call, answer) is None
-    assert bfcl_verdict("simple_python", functions, call, answer) is not None
-    assert bfcl_verdict("simple_python", functions[::-1], call, answer) is None
+    assert score_result("multiple", functions, answer, call).valid
+    assert check_parallel(functions, call, answer).valid
+    assert not score_result("simple_python", functions, answer, call).valid
+    assert score_result("simple_python", functions[::-1], answer, call).valid
     # irrelevance: [] and [{}] are "no call"; any decoded call is one
-    assert bfcl_verdict("irrelevance", functions, [], []) is None
-    assert bfcl_verdict("irrelevance", functions, [{}], []) is None
-    assert bfcl_verdict("irrelevance", functions, call, []) is not None
+    assert score_result("irrelevance", functions, [], []).valid
+    assert score_result("irrelevance", functions, [], [{}]).valid
+    assert not score_result("irrelevance", functions, [], call).valid
     assert set(NO_CALL_CATEGORIES) == {"irrelevance", "live_irrelevance"}
