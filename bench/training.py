@@ -265,9 +265,12 @@ def _overhead(room: Any, operator: Any) -> None:
                     trainer.train()
                     figures = timer.steady_tokens_per_s()
                     bare += figures
+                steps = (captured["timer"] if which == "platform" else timer).steps
                 print(
                     f"  round {round_number + 1} {which:8s} median tokens/s "
-                    f"{statistics.median(figures):.0f} over {len(figures)} steady steps",
+                    f"{statistics.median(figures):.0f} over {len(figures)} steady steps; "
+                    "per step (s, tokens): "
+                    + ", ".join(f"({seconds:.1f}, {tokens})" for seconds, tokens in steps),
                     flush=True,
                 )
     finally:
