@@ -5,12 +5,13 @@ the piece the HSA-RL simulator and the offline QA evaluation share.
   context the agent is given, the gold trajectory.
 - ``webhook_tools``: the tools of a harness that would call a merchant's endpoint; neither
   training nor evaluation may call them.
-- ``VariantToolRunner``: the runtime ``ToolRunner`` for an HSA variant whose catalog tools
-  had parameters renamed (``sku`` -> ``article_number``). Arguments are validated against the
-  variant's schema, exactly as in serving; the renamed parameters are then passed to the
-  catalog operation under the names it reads. Without this, a model calling a renamed tool
-  correctly would get "no product with SKU ''" back, because catalog executors read fixed
-  argument names (``inference.tools.catalog.call_catalog``).
+- ``OfflineToolRunner``: the runtime ``ToolRunner`` for evaluation on HSA variants. A catalog
+  tool whose parameters were renamed (``sku`` -> ``article_number``) is validated against the
+  variant's schema, exactly as in serving, and the catalog operation then gets the names it
+  reads; without this a model calling a renamed tool correctly would get "no product with SKU
+  ''" back, because catalog executors read fixed argument names
+  (``inference.tools.catalog.call_catalog``). Webhook tools (HSA's distractor tools are
+  webhooks) are answered with an error and never called.
 - ``run_harness_agent``: build the tool runner and the agent (text or native tool mode,
   hooks, ``load_skill``, the variant's prompt layout) and answer one comment.
 
@@ -83,12 +84,16 @@ def argument_names(mapping: RenameMapping) -> dict[str, dict[str, str]]:
     return {tool: dict(renames) for tool, renames in mapping.inverse().param_renames.items()}
 
 
-class VariantToolRunner(ToolRunner):
-    """``ToolRunner`` that passes renamed catalog parameters under their original names.
+class OfflineToolRunner(ToolRunner):
+    """``ToolRunner`` for runs that must stay offline (evaluation) on HSA variants.
 
-    Validation (and its error messages, which the model reads) uses the variant's schema, so
-    the model never sees an original name. Tools without renames run exactly as in
-    ``ToolRunner``.
+    - Catalog tools whose parameters HSA renamed (``names``) receive their arguments under
+      the names the catalog operation reads. Validation, and its error messages, which the
+      model reads, use the variant's schema, so the model never sees an original name.
+    - Webhook tools (an HSA distractor, a merchant endpoint) are never called: a valid call
+      gets an error observation, as an unavailable endpoint would give.
+
+    Everything else runs exactly as in ``ToolRunner``.
     """
 
     def __init__(
@@ -96,24 +101,27 @@ class VariantToolRunner(ToolRunner):
         tools: tuple[Tool, ...],
         catalog: CatalogGateway,
         *,
-        names: ArgumentNames,
+        names: ArgumentNames | None = None,
     ) -> None:
         super().__init__(tools, catalog, resolve_secret=no_secrets)
-        self._variant_tools = {t.name: t for t in tools}
+        self._by_name = {t.name: t for t in tools}
         self._gateway = catalog
-        self._names = {tool: dict(renames) for tool, renames in names.items() if renames}
+        self._names = {tool: dict(renames) for tool, renames in (names or {}).items() if renames}
 
     def run(self, name: str, arguments: Any, *, budget_s: float | None = None) -> ToolOutcome:
+        tool = self._by_name.get(name)
         renames = self._names.get(name)
-        tool = self._variant_tools.get(name)
-        if not renames or tool is None or tool.executor.kind != "catalog":
+        offline = tool is not None and tool.executor.kind != "catalog"
+        if tool is None or not (renames or offline):
             return super().run(name, arguments, budget_s=budget_s)
         problems = argument_errors(tool, arguments)
         if problems:
             return ToolOutcome(
                 False, {"error": "invalid arguments: " + "; ".join(problems)}, "invalid_arguments"
             )
-        catalog_arguments = {renames.get(key, key): value for key, value in arguments.items()}
+        if offline:
+            return ToolOutcome(False, {"error": f"tool {name!r} is unavailable"}, "tool_error")
+        catalog_arguments = {(renames or {}).get(k, k): v for k, v in arguments.items()}
         result = call_catalog(self._gateway, tool.executor.operation, catalog_arguments)
         if "error" in result:
             return ToolOutcome(False, result, "tool_error")
@@ -129,14 +137,17 @@ def run_harness_agent(
     comment: str,
     context: LiveContext,
     prompt_layout: PromptLayout = "markdown",
+    offline: bool = False,
     names: ArgumentNames | None = None,
     deadline_s: float = 600.0,
 ) -> ReplyTrace:
-    """The production ``HarnessAgent`` answering ``comment``, its tools run over ``catalog``.
-    Never raises for model or tool failures (they end in the trace's fallback)."""
+    """The production ``HarnessAgent`` answering ``comment``, its tools run over ``catalog``
+    (by ``OfflineToolRunner`` with ``names`` when ``offline``, else by the runtime's
+    ``ToolRunner`` with no webhook secrets). Never raises for model or tool failures (they end
+    in the trace's fallback)."""
     tools: ToolRunner
-    if names:
-        tools = VariantToolRunner(harness.tools, catalog, names=names)
+    if offline:
+        tools = OfflineToolRunner(harness.tools, catalog, names=names)
     else:
         tools = ToolRunner(harness.tools, catalog, resolve_secret=no_secrets)
     agent = HarnessAgent(
