@@ -62,18 +62,18 @@ CHECKS: tuple[str, ...] = (
     "reply_length",
     "skill",
     "gold_tool_calls",
+    "extra_tool_calls",
     "gold_prices_quoted",
     "prices_grounded",
     "facts_stated",
     "readable",
     "hooks_allowed",
-    "extra_tool_calls",
     "judge",
 )
 # A number not glued to an identifier (the 1001 of SW-1001 is not one; the 4 of 2-4 is).
 _NUMBER = re.compile(r"(?<![A-Za-z]-)(?<![\w.])\d+(?:\.\d+)?(?!\w)")
 _FACT_MAX_WORDS = 4
-_UNITS = frozenset({"cm", "mm", "m", "kg", "g", "day", "days", "h", "min", "pcs", "x"})
+_UNITS = frozenset({"cm", "mm", "kg", "day", "days", "min", "pcs"})
 _PRICE_TOLERANCE = 0.005
 
 
@@ -154,14 +154,17 @@ def _normalise(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+def _phrase_pattern(phrase: str) -> re.Pattern[str]:
+    """``phrase`` as a whole, any spacing; case ignored except for short codes (``M``,
+    ``XL``), which would otherwise match ordinary words."""
+    words = phrase.split()
+    body = r"\s+".join(re.escape(w) for w in words)
+    flags = 0 if len(phrase.strip()) <= 2 else re.IGNORECASE
+    return re.compile(r"(?<!\w)" + body + r"(?!\w)", flags)
+
+
 def _contains_phrase(text: str, phrase: str) -> bool:
-    """``phrase`` as a whole in ``text``, spacing ignored; case ignored except for short
-    codes (``M``, ``XL``), which would otherwise match ordinary words."""
-    if len(phrase.strip()) <= 2:
-        pattern = r"(?<!\w)" + re.escape(phrase.strip()) + r"(?!\w)"
-        return re.search(pattern, text) is not None
-    pattern = r"(?<!\w)" + re.escape(_normalise(phrase)) + r"(?!\w)"
-    return re.search(pattern, _normalise(text)) is not None
+    return _phrase_pattern(phrase).search(text) is not None
 
 
 def _has_word(text: str) -> bool:
@@ -204,9 +207,9 @@ def gold_facts(gold: Gold) -> tuple[str, ...]:
     for match in _NUMBER.finditer(answer):
         if float(match.group()) in result_numbers:
             found.append((match.start(), match.group()))
-    lowered = _normalise(answer)
     for phrase in phrases:
-        found.append((lowered.find(_normalise(phrase)), phrase))
+        at = _phrase_pattern(phrase).search(answer)
+        found.append((at.start() if at else len(answer), phrase))
     facts: list[str] = []
     seen: set[str] = set()
     for _position, fact in sorted(found, key=lambda pair: pair[0]):
@@ -246,7 +249,7 @@ def _brief(items: Sequence[str], limit: int = 3) -> str:
 
 
 def rule_checks(trace: Trace, gold: Gold, facts: Sequence[str] = ()) -> tuple[RuleCheck, ...]:
-    """Every check of the module docstring's table except ``judge``, in that order."""
+    """Every check of ``CHECKS`` except ``judge``, in that order."""
     reply = str(trace.get("reply") or "").strip()
     fallback = bool(trace.get("fallback_used"))
     checks = [

@@ -27,7 +27,7 @@ import io
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from training_app.evals.eval_stats import (
     DEFAULT_B,
@@ -171,7 +171,7 @@ class ScoreTable:
             writer.writerow(line)
         return out.getvalue()
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON and charts."""
         return {
             "columns": [{"key": k, "title": t} for k, t in COLUMNS],
