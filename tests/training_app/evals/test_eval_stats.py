@@ -9,6 +9,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 
@@ -221,3 +223,42 @@ def _counts(per_item: dict[str, int]):  # type: ignore[no-untyped-def]
     original = {k: True for k in per_item}
     variants = {f"{k}~t1": not bool(v) for k, v in per_item.items()}
     return detected_errors(original, variants, variant_base_ids={f"{k}~t1": k for k in per_item})
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=0, max_size=60))
+def test_mcnemar_properties(pairs: list[tuple[bool, bool]]) -> None:
+    a = {f"i{k}": x for k, (x, _y) in enumerate(pairs)}
+    b = {f"i{k}": y for k, (_x, y) in enumerate(pairs)}
+    forward, backward = mcnemar_exact(a, b), mcnemar_exact(b, a)
+    assert 0.0 < forward.p_value <= 1.0
+    assert forward.p_value == backward.p_value  # the test does not depend on the order
+    assert (forward.only_a, forward.only_b) == (backward.only_b, backward.only_a)
+    assert forward.n == len(pairs)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.floats(0, 1, allow_nan=False), st.floats(0, 1, allow_nan=False)),
+        min_size=1,
+        max_size=40,
+    ),
+    st.integers(0, 2**31),
+)
+def test_bootstrap_properties(pairs: list[tuple[float, float]], seed: int) -> None:
+    a = {f"i{k}": x for k, (x, _y) in enumerate(pairs)}
+    b = {f"i{k}": y for k, (_x, y) in enumerate(pairs)}
+    # the interval of a mean lies within the data's range, around its estimate's range
+    mean = bootstrap_mean(list(a.values()), b=200, seed=seed)
+    low, high = min(a.values()), max(a.values())
+    assert low - 1e-12 <= mean.ci_low <= mean.ci_high <= high + 1e-12
+    assert low - 1e-12 <= mean.estimate <= high + 1e-12
+    # swapping the runs negates the difference and its interval, and keeps the p-value
+    forward = paired_bootstrap(a, b, resamples=200, seed=seed)
+    backward = paired_bootstrap(b, a, resamples=200, seed=seed)
+    assert forward.estimate == pytest.approx(-backward.estimate, abs=1e-12)
+    assert forward.ci_low == pytest.approx(-backward.ci_high, abs=1e-9)
+    assert forward.ci_high == pytest.approx(-backward.ci_low, abs=1e-9)
+    assert forward.p_value == backward.p_value
+    assert 0 < forward.p_value <= 1

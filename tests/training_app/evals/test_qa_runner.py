@@ -36,6 +36,7 @@ from training_app.evals.qa_sets import (
     build_harness_variant_qa_set,
     build_live_stream_qa_set,
 )
+from training_app.evals.qa_summary import compare_qa_results, summarize_qa_results
 from training_app.pipeline.catalog_snapshot import CatalogSnapshot, demo_catalog
 from training_app.pipeline.harness_episode import OfflineToolRunner
 
@@ -348,3 +349,35 @@ def test_refusals() -> None:
     with pytest.raises(QARunError, match="tool_mode must be text or native"):
         QARunConfig(tool_mode="json")  # type: ignore[arg-type]
     assert trajectory_from_dict(item.gold).tool_calls
+
+
+def test_run_summary_and_paired_comparison() -> None:
+    qa = live_set()
+    tool_items = [i.id for i in qa.items if i.gold["tool_calls"]]
+    good = run_qa_set(gold_model(qa), qa)
+
+    def lazy(item: QAItem) -> list[Action]:
+        # answers with the gold text but never calls a tool
+        return [item.gold["final_answer"]]
+
+    bad = run_qa_set(ScriptedModel(list(qa.items), lazy), qa)
+    summary = summarize_qa_results(bad.results, b=500)
+    no_tools = len(qa.items) - len(tool_items)
+    assert (summary.n, summary.passed) == (len(qa.items), no_tools)
+    assert summary.score.estimate == pytest.approx(no_tools / len(qa.items))
+    assert summary.failed_checks["gold_tool_calls"] == len(tool_items)
+    # quoting prices no tool returned: the price hook retries, then falls back (not an
+    # infrastructure error)
+    hooked = [r for r in bad.results if r.fallback_reason.startswith("hook:")]
+    assert hooked and summary.failed_checks["answered"] == len(hooked)
+    assert summary.check_pass_rates["answered"] == pytest.approx(1 - len(hooked) / len(qa.items))
+    assert summary.infrastructure_errors == 0
+    assert summary.components["skill_selection"].estimate < 1.0
+    assert summary.prompt_tokens == 100 * sum(r.model_calls for r in bad.results)
+    assert 0 <= summary.latency_p50_s <= summary.latency_p95_s
+    comparison = compare_qa_results(bad.results, good.results, resamples=999)
+    assert comparison.pass_rate.estimate == pytest.approx(len(tool_items) / len(qa.items))
+    assert comparison.mcnemar.only_b == len(tool_items) and comparison.mcnemar.only_a == 0
+    assert comparison.mcnemar.p_value == pytest.approx(2 * 0.5 ** len(tool_items))
+    assert comparison.pass_rate.p_value < 0.01
+    assert comparison.components["accuracy"].estimate > 0
