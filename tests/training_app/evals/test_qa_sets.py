@@ -169,7 +169,7 @@ def test_the_eval_modules_never_import_django() -> None:
     code = (
         "import sys; import training_app.evals.qa_sets, training_app.evals.qa_set_document, "
         "training_app.evals.qa_runner, training_app.evals.eval_stats, "
-        "training_app.evals.score_table; "
+        "training_app.evals.score_table, training_app.evals.qa_summary; "
         "bad = sorted(m for m in sys.modules if m == 'django' or m.startswith('django.')); "
         "print(bad); sys.exit(1 if bad else 0)"
     )
