@@ -11,7 +11,8 @@ training simulator never calls a merchant's endpoints.
 ``LiveStreamSimulator.episode`` draws the harness variant: with a *training* HSA policy it
 augments (harness, gold) through ``harness_app.hsa.augment`` (verified, task-preserving, the
 gold rewritten to the variant's names); held-out policies are refused so evaluation variants
-never leak into training; with no policy it is Fixed-Harness RL.
+never leak into training; with no policy it is Fixed-Harness RL. The agent run itself and
+the typed task record are ``harness_episode``'s, shared with the offline QA evaluation.
 """
 
 from __future__ import annotations
@@ -29,17 +30,30 @@ from harness_app.harness.prompt import PromptLayout
 from harness_app.harness.serialization import harness_from_dict
 from harness_app.hsa.augment import AugmentationError, augment
 from harness_app.hsa.policy import AugmentationPolicy
-from harness_app.hsa.trajectory import GoldTrajectory, trajectory_from_dict, trajectory_to_dict
-from inference.agents.harness_agent import HarnessAgent
+from harness_app.hsa.trajectory import GoldTrajectory, trajectory_to_dict
 from inference.agents.model_port import ChatModel
-from inference.agents.session import AgentConfig, LiveContext
-from inference.tools.runner import ToolRunner
+from inference.agents.session import AgentConfig
 from inference.trace import ReplyTrace
 from training_app.pipeline.catalog_snapshot import (
     FREE_SHIPPING_FROM,
     SEARCH_LIMIT,
     STANDARD_SHIPPING,
 )
+from training_app.pipeline.harness_episode import (
+    Task,
+    TaskRecordError,
+    run_harness_agent,
+    webhook_tools,
+)
+
+__all__ = [
+    "Episode",
+    "LiveStreamSimulator",
+    "ProductCatalog",
+    "SimulatorError",
+    "Task",
+    "coupons_from_tasks",
+]
 
 
 class SimulatorError(ValueError):
@@ -163,31 +177,6 @@ def coupons_from_tasks(tasks: Iterable[Mapping[str, Any]]) -> list[dict[str, Any
 
 
 @dataclass(frozen=True)
-class Task:
-    id: str
-    harness_id: str
-    comment: str
-    context: LiveContext
-    gold: GoldTrajectory
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> Task:
-        try:
-            context = dict(record.get("context") or {})
-            recent = tuple(str(c) for c in context.pop("recent_comments", ()) or ())
-            fields: dict[str, Any] = {k: str(v) for k, v in context.items()}
-            return cls(
-                id=str(record["id"]),
-                harness_id=str(record["harness_id"]),
-                comment=str(record["comment"]),
-                context=LiveContext(**fields, recent_comments=recent),
-                gold=trajectory_from_dict(record["gold"]),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise SimulatorError(f"task {record.get('id', '?')}: {exc}") from None
-
-
-@dataclass(frozen=True)
 class Episode:
     """One task under one harness variant; ``gold`` is rewritten to the variant."""
 
@@ -217,13 +206,16 @@ class LiveStreamSimulator:
             raise SimulatorError("the simulator runs the agent in text tool mode")
         self.harnesses = {key: harness_from_dict(value) for key, value in harnesses.items()}
         for key, harness in self.harnesses.items():
-            webhooks = [t.name for t in harness.tools if t.executor.kind != "catalog"]
+            webhooks = webhook_tools(harness)
             if webhooks:
                 raise SimulatorError(
                     f"harness {key}: webhook tools {', '.join(webhooks)} "
                     "cannot run in the simulator"
                 )
-        self.tasks = [Task.from_record(t) for t in tasks]
+        try:
+            self.tasks = [Task.from_record(t) for t in tasks]
+        except TaskRecordError as exc:
+            raise SimulatorError(str(exc)) from None
         if not self.tasks:
             raise SimulatorError("no tasks to simulate")
         missing = sorted({t.harness_id for t in self.tasks} - set(self.harnesses))
@@ -256,16 +248,13 @@ class LiveStreamSimulator:
         )
 
     def run(self, episode: Episode, model: ChatModel, *, deadline_s: float = 600.0) -> ReplyTrace:
-        tools = ToolRunner(episode.harness.tools, self.catalog, resolve_secret=_no_secrets)
-        agent = HarnessAgent(
-            model=model,
+        return run_harness_agent(
             harness=episode.harness,
-            tools=tools,
+            catalog=self.catalog,
+            model=model,
             config=self.agent_config,
+            comment=episode.task.comment,
+            context=episode.task.context,
             prompt_layout=episode.prompt_layout,
+            deadline_s=deadline_s,
         )
-        return agent.reply(episode.task.comment, episode.task.context, deadline_s=deadline_s)
-
-
-def _no_secrets(reference: str) -> str | None:
-    return None
