@@ -20,7 +20,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ from training_app.pipeline.catalog_snapshot import (
 from training_app.pipeline.harness_episode import (
     Task,
     TaskRecordError,
+    argument_names,
     run_harness_agent,
     webhook_tools,
 )
@@ -185,6 +186,8 @@ class Episode:
     gold: GoldTrajectory
     variant: Mapping[str, Any]
     prompt_layout: PromptLayout = "markdown"
+    # variant tool -> {variant parameter: the name the catalog operation reads}
+    argument_names: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     @property
     def gold_dict(self) -> dict[str, Any]:
@@ -241,7 +244,12 @@ class LiveStreamSimulator:
                 problems.append(str(exc))
                 continue
             return Episode(
-                task, example.harness, example.trajectory, example.provenance, example.prompt_layout
+                task,
+                example.harness,
+                example.trajectory,
+                example.provenance,
+                example.prompt_layout,
+                argument_names(example.mapping),
             )
         return Episode(
             task, harness, task.gold, {"policy": self.policy.name, "unaugmented": problems[-1:]}
@@ -256,5 +264,9 @@ class LiveStreamSimulator:
             comment=episode.task.comment,
             context=episode.task.context,
             prompt_layout=episode.prompt_layout,
+            # catalog tools whose parameters HSA renamed get their arguments under the names
+            # the catalog reads (the live ToolRunner passes them by the original names)
+            offline=True,
+            names=episode.argument_names,
             deadline_s=deadline_s,
         )

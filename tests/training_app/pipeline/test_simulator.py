@@ -157,3 +157,34 @@ def test_episode_prompt_layout_reaches_the_agent() -> None:
     assert trace.reply == "Hi!"
     marker = "<section" if other == "xml" else '"sections"'
     assert marker in model.systems[0]
+
+
+def test_a_correct_call_to_a_renamed_tool_parameter_reaches_the_catalog() -> None:
+    """HSA renames catalog tool parameters (``sku`` -> ``article_number``); the catalog reads
+    its own names. Replaying the variant's gold through the simulator must get the gold's
+    own tool results back, not "no product with SKU ''" (which penalised correct calls)."""
+    from training_app.pipeline.sft_data import ReplayModel
+
+    tasks = demo_tasks(9)
+    simulator = LiveStreamSimulator(
+        harnesses=demo_harnesses(),
+        tasks=tasks,
+        catalog=_catalog(),
+        policy=training_policy("hsa-train"),
+        agent_config=TEXT,
+    )
+    renamed_calls = 0
+    for index in range(len(tasks)):
+        for seed in range(6):
+            episode = simulator.episode(index, seed)
+            called = {c.name for c in episode.gold.tool_calls}
+            if not called & {t for t, names in episode.argument_names.items() if names}:
+                continue
+            trace = simulator.run(episode, ReplayModel(episode.gold, "text")).to_dict()
+            steps = [s for s in trace["steps"] if s["kind"] == "tool_call"]
+            for step, gold_call in zip(steps, episode.gold.tool_calls, strict=True):
+                assert step["detail"]["ok"], step
+                if gold_call.result is not None:
+                    assert step["detail"]["result"] == gold_call.result
+            renamed_calls += len(steps)
+    assert renamed_calls >= 3  # the case occurred: variants with renamed parameters were run
