@@ -62,7 +62,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "serve_command": f"manage.py serve_run {run.pk}"
         if runs.run_final_dir(run) is not None
         else "",
-        "can_resume": any(s.can_resume for s in run.stage_runs.all()),
+        "can_resume": selectors.run_can_resume(run),
         "can_register": runs.run_final_dir(run) is not None and not run.result_endpoint_id,
     }
     return render(request, "training_app/run_detail.html", context)

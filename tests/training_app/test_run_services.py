@@ -14,6 +14,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
+from training_app import selectors
 from training_app.models import StageRun, TrainingRun
 from training_app.services import run_config, runs
 
@@ -211,12 +212,20 @@ def test_cancel_and_resume_bookkeeping(run_config_dict, operator, enqueued):  # 
     assert second.status == "cancelled"
     reporter = runs.DatabaseStageReporter(first.pk, cancel_cache_s=0)
     assert reporter.should_stop() is True
+    # while the first stage is still saving its checkpoint, resume is refused (it would queue
+    # the second stage without the first one's model): found by clicking Resume too early
+    assert not selectors.run_can_resume(run)
+    with pytest.raises(runs.ResumeError, match="still stopping: stage hsa_sft is running"):
+        runs.run_resume(run=run)
+    second.refresh_from_db()
+    assert second.status == "cancelled"
     # the worker then records the cancelled stage; resume re-queues it and the one after
     StageRun.objects.filter(pk=first.pk).update(
         status="cancelled", lease_owner="", lease_expires_at=None
     )
     with pytest.raises(runs.ResumeError):
         runs.run_resume(run=TrainingRun.objects.create(name="x", base_model_dir="/m", stages=[]))
+    assert selectors.run_can_resume(run)
     runs.run_resume(run=run)
     first.refresh_from_db()
     second.refresh_from_db()

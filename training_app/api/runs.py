@@ -100,6 +100,7 @@ def run_metrics_payload(run: TrainingRun, after: dict[int, int]) -> dict[str, An
                 "stage_id": stage.pk,
                 "kind": stage.kind,
                 "status": stage.status,
+                "cancel_requested": stage.cancel_requested,
                 "progress_step": stage.progress_step,
                 "progress_total": stage.progress_total,
                 "percent": stage.percent,

@@ -199,6 +199,7 @@ class StageMetricsOutput(serializers.Serializer[Any]):
     stage_id = serializers.IntegerField()
     kind = serializers.CharField()
     status = serializers.CharField()
+    cancel_requested = serializers.BooleanField(help_text="running and asked to stop")
     progress_step = serializers.IntegerField()
     progress_total = serializers.IntegerField()
     percent = serializers.IntegerField()

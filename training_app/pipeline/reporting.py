@@ -16,6 +16,11 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 from training_app.pipeline.contract import StageReporter
 
 
+# Timing counters transformers logs with every evaluation and at the end of training
+# (eval_runtime, train_samples_per_second, ...): not training curves, so not charted.
+HOUSEKEEPING_SUFFIXES = ("_runtime", "_per_second", "_preparation_time", "total_flos")
+
+
 def any_rank(flag: bool, device: Any = "cpu") -> bool:
     """True on every process when ``flag`` is true on any (an all-reduce of one number);
     ``flag`` itself when no process group is running."""
@@ -76,6 +81,7 @@ class ReporterCallback(TrainerCallback):
             if isinstance(value, int | float)
             and not isinstance(value, bool)
             and math.isfinite(float(value))
+            and not key.endswith(HOUSEKEEPING_SUFFIXES)
         }
         if values and state.is_world_process_zero:
             self.reporter.metrics(state.global_step, values)

@@ -29,6 +29,7 @@ from training_app.selectors.endpoints import (
 )
 from training_app.selectors.runs import (
     metric_names,
+    run_can_resume,
     run_get,
     run_metric_series,
     runs_list,
@@ -53,6 +54,7 @@ __all__ = [
     "endpoints_list",
     "harness_versions_for_datasets",
     "metric_names",
+    "run_can_resume",
     "run_get",
     "run_metric_series",
     "runs_list",

@@ -44,6 +44,16 @@ def run_get(*, run_id: int) -> TrainingRun:
         raise Http404("No such training run.") from None
 
 
+def run_can_resume(run: TrainingRun) -> bool:
+    """A stage was cancelled or failed and none is still running or queued (a cancel that is
+    saving its checkpoint must finish first)."""
+    statuses = {stage.status for stage in run.stage_runs.all()}
+    busy = {StageRun.Status.RUNNING, StageRun.Status.QUEUED}
+    return bool(statuses & {StageRun.Status.CANCELLED, StageRun.Status.FAILED}) and not (
+        statuses & busy
+    )
+
+
 def stage_get(*, run: TrainingRun, stage_id: int) -> StageRun:
     try:
         return StageRun.objects.get(run=run, pk=stage_id)

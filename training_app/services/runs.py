@@ -125,12 +125,18 @@ class ResumeError(ValueError):
 @transaction.atomic
 def run_resume(*, run: TrainingRun) -> TrainingRun:
     """Re-queue the first cancelled or failed stage; it continues from its newest checkpoint
-    and the stages after it follow."""
-    stage = (
-        StageRun.objects.select_for_update()
-        .filter(run=run, status__in=[StageRun.Status.CANCELLED, StageRun.Status.FAILED])
-        .order_by("order")
-        .first()
+    and the stages after it follow. Refused while a stage still runs (a cancel is saving its
+    checkpoint): resuming then would queue a later stage without the running one's model."""
+    stages = list(StageRun.objects.select_for_update().filter(run=run).order_by("order"))
+    running = [s for s in stages if s.status in (StageRun.Status.RUNNING, StageRun.Status.QUEUED)]
+    if running:
+        raise ResumeError(
+            f"run {run.pk} is still stopping: stage {running[0].kind} is {running[0].status}; "
+            "resume when it has stopped"
+        )
+    stage = next(
+        (s for s in stages if s.status in (StageRun.Status.CANCELLED, StageRun.Status.FAILED)),
+        None,
     )
     if stage is None:
         raise ResumeError(f"run {run.pk} has no cancelled or failed stage to resume")

@@ -45,7 +45,9 @@
     var stages = data[metric];
     var traces = Object.keys(stages).map(function (sid, i) {
       var s = stages[sid];
-      return { x: s.x, y: s.y, name: s.name, mode: "lines", type: "scatter", line: { color: COLORS[i % COLORS.length] } };
+      var color = COLORS[i % COLORS.length];
+      // a metric logged once (a held-out loss before training) is a marker, not an empty chart
+      return { x: s.x, y: s.y, name: s.name, mode: s.x.length > 1 ? "lines" : "markers", type: "scatter", line: { color: color }, marker: { color: color, size: 8 } };
     });
     window.Plotly.react(chartFor(metric), traces, {
       template: "plotly_white", height: 260, margin: { l: 56, r: 12, t: 8, b: 40 },
@@ -68,8 +70,9 @@
     row.querySelector("[data-stage-steps]").textContent = stage.progress_step + " / " + stage.progress_total;
     row.querySelector("[data-stage-eta]").textContent = fmtEta(stage.eta_seconds);
     var badge = row.querySelector("[data-stage-status]");
-    badge.textContent = stage.status.charAt(0).toUpperCase() + stage.status.slice(1);
-    badge.className = "badge badge-" + stage.status;
+    var stopping = stage.status === "running" && stage.cancel_requested;
+    badge.textContent = stopping ? "Stopping" : stage.status.charAt(0).toUpperCase() + stage.status.slice(1);
+    badge.className = "badge badge-" + (stopping ? "cancelled" : stage.status);
     if (stage.status === "running") refreshLog(row, stage.stage_id);
   }
 
