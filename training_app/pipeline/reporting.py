@@ -15,7 +15,6 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 
 from training_app.pipeline.contract import StageReporter
 
-
 # Timing counters transformers logs with every evaluation and at the end of training
 # (eval_runtime, train_samples_per_second, ...): not training curves, so not charted.
 HOUSEKEEPING_SUFFIXES = ("_runtime", "_per_second", "_preparation_time", "total_flos")
