@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Final, Literal
+from dataclasses import dataclass, replace
+from typing import Final, Literal, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -47,6 +47,15 @@ class PairingError(ValueError):
     """Two runs do not cover the same items; the message names some of the differences."""
 
 
+_Scalable = TypeVar("_Scalable", "BootstrapEstimate", "PairedDifference", "ErrorReduction")
+
+
+def _scaled(value: _Scalable, factor: float, *extra: str) -> _Scalable:
+    """``value`` with its estimate, interval ends and the ``extra`` fields times ``factor``."""
+    fields = ("estimate", "ci_low", "ci_high", *extra)
+    return replace(value, **{name: getattr(value, name) * factor for name in fields})
+
+
 @dataclass(frozen=True)
 class BootstrapEstimate:
     """A statistic with its percentile bootstrap interval. ``n`` counts resampling units
@@ -62,15 +71,7 @@ class BootstrapEstimate:
 
     def scaled(self, factor: float) -> BootstrapEstimate:
         """The same estimate in other units (``scaled(100)``: percentage points)."""
-        return BootstrapEstimate(
-            self.estimate * factor,
-            self.ci_low * factor,
-            self.ci_high * factor,
-            self.n,
-            self.confidence,
-            self.b,
-            self.seed,
-        )
+        return _scaled(self, factor)
 
 
 @dataclass(frozen=True)
@@ -90,19 +91,7 @@ class PairedDifference:
     paired: bool = True
 
     def scaled(self, factor: float) -> PairedDifference:
-        return PairedDifference(
-            self.estimate * factor,
-            self.ci_low * factor,
-            self.ci_high * factor,
-            self.p_value,
-            self.mean_a * factor,
-            self.mean_b * factor,
-            self.n,
-            self.confidence,
-            self.b,
-            self.seed,
-            self.paired,
-        )
+        return _scaled(self, factor, "mean_a", "mean_b")
 
 
 @dataclass(frozen=True)
@@ -158,19 +147,7 @@ class ErrorReduction:
     definition: ErrorDefinition
 
     def scaled(self, factor: float) -> ErrorReduction:
-        return ErrorReduction(
-            self.estimate * factor,
-            self.ci_low * factor,
-            self.ci_high * factor,
-            self.errors_reference,
-            self.errors_candidate,
-            self.n,
-            self.confidence,
-            self.b,
-            self.b_undefined,
-            self.seed,
-            self.definition,
-        )
+        return _scaled(self, factor)
 
 
 # --- resampling ------------------------------------------------------------------------------

@@ -262,3 +262,20 @@ def test_bootstrap_properties(pairs: list[tuple[float, float]], seed: int) -> No
     assert forward.ci_high == pytest.approx(-backward.ci_low, abs=1e-9)
     assert forward.p_value == backward.p_value
     assert 0 < forward.p_value <= 1
+
+
+def test_scaling_to_percentage_points_moves_values_not_counts() -> None:
+    a = {f"i{k}": float(k % 2) for k in range(20)}
+    b = {f"i{k}": float(k % 3 != 0) for k in range(20)}
+    paired = paired_bootstrap(a, b, resamples=200, seed=1)
+    scaled = paired.scaled(100)
+    assert scaled.estimate == pytest.approx(paired.estimate * 100)
+    assert (scaled.ci_low, scaled.ci_high) == pytest.approx(
+        (paired.ci_low * 100, paired.ci_high * 100)
+    )
+    assert (scaled.mean_a, scaled.mean_b) == pytest.approx(
+        (paired.mean_a * 100, paired.mean_b * 100)
+    )
+    assert (scaled.p_value, scaled.n, scaled.b, scaled.seed) == (paired.p_value, 20, 200, 1)
+    mean = bootstrap_mean(list(a.values()), b=200, seed=1)
+    assert mean.scaled(100).estimate == pytest.approx(50.0) and mean.scaled(100).n == 20
