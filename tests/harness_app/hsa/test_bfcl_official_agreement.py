@@ -13,13 +13,13 @@ Regenerate: docs/HSA.md, "Agreement with BFCL's official checker".
 from __future__ import annotations
 
 import functools
-import gzip
 import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from harness_app.hsa.bfcl_data import CATEGORIES, NO_CALL_CATEGORIES
+from tests.reference_recordings import read_recording
 from training_app.evals.bfcl import check_parallel, score_result
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -46,19 +46,7 @@ WRONG_KINDS = frozenset(
 
 @functools.cache
 def _recorded() -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[dict[str, Any]]]:
-    meta: dict[str, Any] = {}
-    records: dict[str, dict[str, Any]] = {}
-    verdicts: list[dict[str, Any]] = []
-    with gzip.open(VERDICTS, "rt", encoding="utf-8") as handle:
-        for line in handle:
-            item = json.loads(line)
-            if item["kind"] == "meta":
-                meta = item
-            elif item["kind"] == "record":
-                records[item["record_id"]] = item
-            else:
-                verdicts.append(item)
-    return meta, records, verdicts
+    return read_recording(VERDICTS, "record", lambda item: item["record_id"])
 
 
 def test_the_recorded_verdicts_cover_every_category_seed_policy_and_candidate_kind() -> None:

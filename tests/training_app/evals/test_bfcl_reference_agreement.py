@@ -15,7 +15,6 @@ string the same decoding. Regenerate: docs/EVALUATION_BFCL.md.
 from __future__ import annotations
 
 import functools
-import gzip
 import json
 import os
 import subprocess
@@ -26,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from tests.reference_recordings import read_recording
 from training_app.evals.bfcl import (
     CATEGORIES,
     NO_CALL_CATEGORIES,
@@ -71,19 +71,9 @@ NO_CALL_KINDS = ("py:no_call", "py:call_when_none_wanted", "text:prose", "text:e
 
 @functools.cache
 def recorded() -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[dict[str, Any]]]:
-    meta: dict[str, Any] = {}
-    augmented: dict[str, dict[str, Any]] = {}
-    cases: list[dict[str, Any]] = []
-    with gzip.open(OUTPUTS, "rt", encoding="utf-8") as handle:
-        for line in handle:
-            item = json.loads(line)
-            if item["kind"] == "meta":
-                meta = item
-            elif item["kind"] == "augmented_record":
-                augmented[item["record"]["id"]] = item["record"]
-            else:
-                cases.append(item)
-    return meta, augmented, cases
+    return read_recording(
+        OUTPUTS, "augmented_record", lambda item: item["record"]["id"], lambda item: item["record"]
+    )
 
 
 def case_docs(item: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

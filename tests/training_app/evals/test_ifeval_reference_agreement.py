@@ -14,14 +14,13 @@ docs/EVALUATION.md, "IFEval".
 from __future__ import annotations
 
 import functools
-import gzip
-import json
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.reference_recordings import read_recording
 from training_app.evals.ifeval import InputExample, load_prompts, score_response
 
 VERDICTS = Path(__file__).resolve().parent / "data" / "ifeval_reference_verdicts.jsonl.gz"
@@ -32,19 +31,7 @@ RANDOM_IN_REFERENCE = {(1122, 1, "#"), (1129, 0, "!")}
 
 @functools.cache
 def _recorded() -> tuple[dict[str, Any], dict[int, dict[str, Any]], list[dict[str, Any]]]:
-    meta: dict[str, Any] = {}
-    prompts: dict[int, dict[str, Any]] = {}
-    verdicts: list[dict[str, Any]] = []
-    with gzip.open(VERDICTS, "rt", encoding="utf-8") as handle:
-        for line in handle:
-            item = json.loads(line)
-            if item["kind"] == "meta":
-                meta = item
-            elif item["kind"] == "prompt":
-                prompts[item["key"]] = item
-            else:
-                verdicts.append(item)
-    return meta, prompts, verdicts
+    return read_recording(VERDICTS, "prompt", lambda item: item["key"])
 
 
 @functools.cache
