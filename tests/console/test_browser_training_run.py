@@ -47,7 +47,7 @@ def running_run(
     StageMetric.objects.bulk_create(
         StageMetric(stage=stage, step=step, name=name, value=value)
         for step in (1, 2)
-        for name, value in (("loss", 3.0 / step), ("grad_norm", 1.5))
+        for name, value in (("loss", 3.0 / step), ("grad_norm", 1.5), ("entropy", 0.9))
     )
     return run, stage
 
@@ -66,6 +66,14 @@ def test_run_page_draws_and_extends_live_curves(
     page.wait_for_selector('[data-metric="loss"] .main-svg')
     page.wait_for_selector('[data-metric="grad_norm"] .main-svg')
     points = "document.querySelector('[data-metric=\"loss\"]').data[0].x.length"
+    # key curves in the main grid; the rest folded under "More metrics", with a count
+    assert page.evaluate(
+        "document.querySelector('[data-charts] [data-metric=\"loss\"]') !== null"
+        " && document.querySelector('[data-charts-more] [data-metric=\"entropy\"]') !== null"
+    )
+    assert page.inner_text("[data-charts-more-count]") == "1"
+    page.click("[data-charts-more-box] > summary")
+    page.wait_for_selector('[data-metric="entropy"] .main-svg', state="visible")
     assert page.evaluate(points) == 2
     assert page.inner_text(f'[data-stage="{stage.pk}"] [data-stage-steps]') == "2 / 8"
 

@@ -8,6 +8,15 @@
   if (!root) return;
   var metricsUrl = root.dataset.metricsUrl;
   var grid = document.querySelector("[data-charts]");
+  var moreBox = document.querySelector("[data-charts-more-box]");
+  var moreGrid = document.querySelector("[data-charts-more]");
+  var moreCount = document.querySelector("[data-charts-more-count]");
+  // charts drawn while folded have no width: size them when the section opens
+  moreBox.addEventListener("toggle", function () {
+    if (moreBox.open && window.Plotly) {
+      moreGrid.querySelectorAll(".chart").forEach(function (c) { window.Plotly.Plots.resize(c); });
+    }
+  });
   var after = {};      // stage id -> last step received
   var data = {};       // metric -> stage id -> {x: [], y: [], name}
   var charts = {};     // metric -> div
@@ -16,8 +25,24 @@
   var COLORS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00"];
   var wasFinished = root.dataset.finished === "1";
 
+  // The curves an operator reads first, in this order; every other metric (entropy
+  // details, clip ratios, per-component reward spreads, ...) goes under "More metrics".
+  var KEY = ["loss", "heldout_loss", "heldout_divergence", "reward", "kl", "grad_norm",
+    "learning_rate", "completions/mean_length"];
+
+  function isKey(metric) {
+    return KEY.indexOf(metric) >= 0 || /^rewards\/[^/]+\/mean$/.test(metric);
+  }
+
+  function rank(metric) {
+    var i = KEY.indexOf(metric);
+    return i >= 0 ? i : KEY.length;
+  }
+
   function chartFor(metric) {
     if (charts[metric]) return charts[metric];
+    var key = isKey(metric);
+    var target = key ? grid : moreGrid;
     var empty = grid.querySelector("[data-charts-empty]");
     if (empty) empty.remove();
     var box = document.createElement("div");
@@ -30,13 +55,18 @@
     div.setAttribute("aria-label", metric + " by step");
     box.appendChild(title);
     box.appendChild(div);
-    // keep charts in name order, loss first
-    var names = Object.keys(charts).concat([metric]).sort(function (a, b) {
-      if (a === "loss") return -1; if (b === "loss") return 1; return a < b ? -1 : 1;
-    });
+    // key curves in KEY order, the rest by name
+    var names = Object.keys(charts).filter(function (m) { return isKey(m) === key; })
+      .concat([metric]).sort(function (a, b) {
+        return rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0);
+      });
     var next = names[names.indexOf(metric) + 1];
-    grid.insertBefore(box, next ? charts[next].parentNode : null);
+    target.insertBefore(box, next ? charts[next].parentNode : null);
     charts[metric] = div;
+    if (!key) {
+      moreBox.hidden = false;
+      moreCount.textContent = String(moreGrid.children.length);
+    }
     return div;
   }
 
