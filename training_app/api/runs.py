@@ -209,6 +209,7 @@ class TrainingRunEndpointApi(GenericAPIView):  # type: ignore[type-arg]
 class TrainingRunCompareApi(GenericAPIView):  # type: ignore[type-arg]
     permission_classes = [IsOperator]
     serializer_class = CompareSeriesOutput
+    pagination_class = None  # a plain list (at most MAX_COMPARE runs): the schema must say so
 
     @extend_schema(
         parameters=[
