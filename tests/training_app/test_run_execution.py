@@ -20,6 +20,31 @@ from training_app.services import runs
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+def _cancel_at_step(
+    stage: StageRun, step: int, *, seen_heartbeats: set[object] | None = None
+) -> threading.Thread:
+    """A started thread that cancels the stage's run once it reports ``step`` (recording
+    the heartbeats it sees while the stage runs, when asked)."""
+
+    def cancel() -> None:
+        try:
+            deadline = time.monotonic() + 180
+            while time.monotonic() < deadline:
+                current = StageRun.objects.get(pk=stage.pk)
+                if seen_heartbeats is not None and current.status == "running":
+                    seen_heartbeats.add(current.heartbeat_at)
+                if current.progress_step >= step:
+                    runs.run_cancel(run=TrainingRun.objects.get(pk=stage.run_id))
+                    return
+                time.sleep(0.1)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=cancel)
+    thread.start()
+    return thread
+
+
 def test_two_concurrent_claims_one_wins(run_config_dict, operator):  # type: ignore[no-untyped-def]
     run = runs.run_create(config=run_config_dict, created_by=operator, start=False)
     stage = run.stage_runs.get(order=0)
@@ -115,22 +140,7 @@ def test_cancel_saves_a_checkpoint_and_resume_continues_from_it(  # type: ignore
     stage = run.stage_runs.get()
     heartbeats: set[object] = set()
 
-    def cancel_at_step_three() -> None:
-        try:
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline:
-                current = StageRun.objects.get(pk=stage.pk)
-                if current.status == "running":
-                    heartbeats.add(current.heartbeat_at)
-                if current.progress_step >= 3:
-                    runs.run_cancel(run=TrainingRun.objects.get(pk=run.pk))
-                    return
-                time.sleep(0.1)
-        finally:
-            connection.close()
-
-    canceller = threading.Thread(target=cancel_at_step_three)
-    canceller.start()
+    canceller = _cancel_at_step(stage, 3, seen_heartbeats=heartbeats)
     assert runs.stage_execute(stage.pk) == "cancelled"
     canceller.join()
     stage.refresh_from_db()
@@ -212,19 +222,7 @@ def test_a_stage_in_a_child_process_reports_cancels_and_resumes(  # type: ignore
     run = runs.run_create(config=config, created_by=operator)
     stage = run.stage_runs.get()
 
-    def cancel_at_step_two() -> None:
-        try:
-            deadline = time.monotonic() + 180
-            while time.monotonic() < deadline:
-                if StageRun.objects.get(pk=stage.pk).progress_step >= 2:
-                    runs.run_cancel(run=TrainingRun.objects.get(pk=run.pk))
-                    return
-                time.sleep(0.1)
-        finally:
-            connection.close()
-
-    canceller = threading.Thread(target=cancel_at_step_two)
-    canceller.start()
+    canceller = _cancel_at_step(stage, 2)
     assert runs.stage_execute(stage.pk) == "cancelled"
     canceller.join()
     stage.refresh_from_db()

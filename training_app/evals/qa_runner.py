@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from harness_app.harness.model import Harness
@@ -88,13 +88,7 @@ class QARunConfig:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "tool_mode": self.tool_mode,
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-            "max_steps": self.max_steps,
-            "deadline_s": self.deadline_s,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from inference.agents.session import catalog_prices, quoted_prices
@@ -87,12 +87,7 @@ class RuleCheck:
     reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "passed": self.passed,
-            "required": self.required,
-            "reason": self.reason,
-        }
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RuleCheck:
