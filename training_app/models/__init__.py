@@ -1,0 +1,16 @@
+"""The training app's tables, one module per concern: endpoints, datasets (and the HSA jobs
+that make them), training runs, and offline evaluation. Import them from here."""
+
+from training_app.models.datasets import AugmentationJob, Dataset
+from training_app.models.endpoints import ModelEndpoint
+from training_app.models.runs import StageAttempt, StageMetric, StageRun, TrainingRun
+
+__all__ = [
+    "AugmentationJob",
+    "Dataset",
+    "ModelEndpoint",
+    "StageAttempt",
+    "StageMetric",
+    "StageRun",
+    "TrainingRun",
+]
