@@ -327,6 +327,7 @@ HAT_TRAIN_HEARTBEAT_INTERVAL_S = env.float(
 )
 HAT_TRAIN_WATCHDOG_INTERVAL_S = env.float("HAT_TRAIN_WATCHDOG_INTERVAL_S", default=30.0)
 HAT_TRAIN_STAGE_TIME_LIMIT_S = env.int("HAT_TRAIN_STAGE_TIME_LIMIT_S", default=24 * 3600)
+HAT_EVAL_RUN_TIME_LIMIT_S = env.int("HAT_EVAL_RUN_TIME_LIMIT_S", default=6 * 3600)
 # Stage runners by kind, "kind=module.function,..."; unset kinds use the pipeline's own
 # (training_app.pipeline.contract.stage_runner). A seam for tests and custom stages.
 HAT_TRAIN_STAGE_RUNNERS = dict(
@@ -355,7 +356,10 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": HAT_TRAIN_WATCHDOG_INTERVAL_S,
     },
 }
-CELERY_TASK_ROUTES = {"training_app.run_stage": {"queue": "train"}}
+CELERY_TASK_ROUTES = {
+    "training_app.run_stage": {"queue": "train"},
+    "training_app.run_eval": {"queue": "eval"},
+}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "celery-broker"
     for _sub in ("out", "processed", "control"):

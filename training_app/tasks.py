@@ -43,3 +43,14 @@ def run_stage(stage_id: int) -> str:
 def requeue_stale_stages() -> list[int]:
     """Beat's watchdog: requeue running stages whose heartbeat went stale."""
     return services.runs.stages_requeue_stale()
+
+
+@shared_task(
+    name="training_app.run_eval",
+    acks_late=True,
+    soft_time_limit=settings.HAT_EVAL_RUN_TIME_LIMIT_S - 60,
+    time_limit=settings.HAT_EVAL_RUN_TIME_LIMIT_S,
+)
+def run_eval(run_id: int) -> str:
+    """One eval run; a redelivered message continues after the items already stored."""
+    return services.evals.eval_run_execute(run_id)

@@ -3,11 +3,15 @@ that make them), training runs, and offline evaluation. Import them from here.""
 
 from training_app.models.datasets import AugmentationJob, Dataset
 from training_app.models.endpoints import ModelEndpoint
+from training_app.models.evals import EvalItemResult, EvalRun, EvalSet
 from training_app.models.runs import StageAttempt, StageMetric, StageRun, TrainingRun
 
 __all__ = [
     "AugmentationJob",
     "Dataset",
+    "EvalItemResult",
+    "EvalRun",
+    "EvalSet",
     "ModelEndpoint",
     "StageAttempt",
     "StageMetric",

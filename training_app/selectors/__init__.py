@@ -3,11 +3,14 @@
 * ``endpoints``: model endpoints, the ``vllm serve`` line each runs, and a live connection
   check;
 * ``datasets``: datasets (and a dataset's file as a download) and augmentation jobs;
-* ``runs``: training runs, their stages and metric series.
+* ``runs``: training runs, their stages and metric series;
+* ``evals``: eval sets and runs, the score table, held-out-edit errors and paired
+  comparisons (called through the module: ``selectors.evals.score_report(...)``).
 
 The public names are re-exported here, so callers write ``selectors.dataset_get(...)``.
 """
 
+from training_app.selectors import evals
 from training_app.selectors.datasets import (
     augmentation_job_get,
     augmentation_jobs_list,
@@ -52,6 +55,7 @@ __all__ = [
     "endpoint_vllm_profile",
     "endpoints_active",
     "endpoints_list",
+    "evals",
     "harness_versions_for_datasets",
     "metric_names",
     "run_can_resume",

@@ -1,0 +1,623 @@
+"""Writes for offline evaluation: eval sets (built from a room, uploaded, or the shipped
+IFEval prompts) and eval runs, including the body the ``eval`` Celery task runs.
+
+A set is stored only when every gold passes its own harness, hooks and catalog
+(``gold_replay_failures``); otherwise it would count against every model. A run claims its
+row with one conditional UPDATE, writes each item's result as it finishes (so the page and
+the progress bar move), checks its cancel flag between items, and on a redelivered message
+continues after the items it already stored instead of starting again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from harness_app.models import HarnessVersion
+from harness_app.selectors import room_catalog_snapshot
+from inference.agents.openai_model import OpenAIChatModel
+from inference.clients.openai_compatible import (
+    ClientConfig,
+    ModelCallError,
+    OpenAICompatibleClient,
+)
+from training_app.evals import ifeval
+from training_app.evals.eval_stats import bootstrap_mean
+from training_app.evals.local_generation import GenerationSettings, chat_messages
+from training_app.evals.qa_runner import (
+    QAItemResult,
+    QARunConfig,
+    QARunError,
+    gold_replay_failures,
+    run_qa_set,
+)
+from training_app.evals.qa_set_document import QASetFormatError, dumps_qa_set, loads_qa_set
+from training_app.evals.qa_sets import (
+    QASet,
+    QASetError,
+    build_harness_variant_qa_set,
+    build_live_stream_qa_set,
+)
+from training_app.evals.qa_summary import summarize_qa_results
+from training_app.models import EvalItemResult, EvalRun, EvalSet, ModelEndpoint
+
+log = logging.getLogger(__name__)
+
+QA_MAX_TOKENS = 256
+IFEVAL_MAX_TOKENS = 512
+IFEVAL_MIN_TOKENS = 256  # length instructions must not fail by truncation
+MAX_REPORTED_PROBLEMS = 20
+IFEVAL_LOCAL_CHUNK = 32  # prompts per in-process generate call: progress and cancel points
+
+# The source files whose digest is a run's scorer version: a changed rule changes it.
+_EVALS_DIR = Path(__file__).resolve().parent.parent / "evals"
+SCORER_SOURCES = {
+    "qa": ("qa_scoring.py", "qa_runner.py", "qa_sets.py", "../pipeline/rewards.py"),
+    "ifeval": ("ifeval/evaluation.py", "ifeval/instructions.py", "ifeval/text.py"),
+}
+
+
+class EvalSetError(ValueError):
+    """A set that cannot be stored; ``problems`` says where and what."""
+
+    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.problems = list(problems)
+
+
+class EvalRunError(ValueError):
+    """A run that cannot be created; ``field`` names the input at fault."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+# --- eval sets ---------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def eval_set_build_qa(
+    *,
+    harness_version: HarnessVersion,
+    name: str,
+    variant_set: str = "",
+    per_type: int | None = None,
+    seed: int = 0,
+    created_by: Any = None,
+) -> EvalSet:
+    """A Live-Stream QA set from the room's catalog and ``harness_version`` (or, with
+    ``variant_set`` t1/t2, the Harness-Variant set of it under held-out HSA edits). Returns the
+    stored set with the same content when there is one."""
+    if variant_set not in ("", "t1", "t2"):
+        raise EvalSetError(f"variant_set must be '', t1 or t2, got {variant_set!r}")
+    room = harness_version.harness.room
+    catalog = room_catalog_snapshot(room)
+    if not catalog.get("products"):
+        raise EvalSetError(f"room {room.name!r} has no products on sale to ask about")
+    try:
+        qa_set = build_live_stream_qa_set(
+            catalog,
+            harness_version.content,
+            name=name,
+            harness_id=str(harness_version.pk),
+            seed=seed,
+            per_type=per_type,
+        )
+        if variant_set:
+            qa_set = build_harness_variant_qa_set(qa_set, variant_set, seed=seed, name=name)  # type: ignore[arg-type]
+    except QASetError as exc:
+        raise EvalSetError(str(exc)) from None
+    if not qa_set.items:
+        raise EvalSetError("the catalog and harness give no items for this set")
+    return _store_qa_set(qa_set, harness_version=harness_version, created_by=created_by)
+
+
+@transaction.atomic
+def eval_set_upload(
+    *,
+    name: str,
+    data: bytes,
+    harness_version: HarnessVersion | None = None,
+    created_by: Any = None,
+) -> EvalSet:
+    """A QA set from an uploaded hat-qa-set JSONL document (docs/EVALUATION_QA.md)."""
+    try:
+        qa_set = loads_qa_set(data, max_problems=MAX_REPORTED_PROBLEMS)
+    except QASetFormatError as exc:
+        problems = [f"line {p.line}, {p.field}: {p.message}" for p in exc.problems]
+        raise EvalSetError(f"{len(problems)} problem(s) in the document", problems) from None
+    if name:
+        qa_set = replace(qa_set, name=name)
+    return _store_qa_set(qa_set, harness_version=harness_version, created_by=created_by)
+
+
+def _store_qa_set(
+    qa_set: QASet, *, harness_version: HarnessVersion | None, created_by: Any
+) -> EvalSet:
+    if qa_set.catalog is None:
+        raise EvalSetError("the set carries no catalog snapshot; its golds cannot be checked")
+    try:
+        failures = gold_replay_failures(qa_set)
+    except QARunError as exc:
+        raise EvalSetError(str(exc)) from None
+    if failures:
+        problems = [f"item {item}: {'; '.join(reasons)}" for item, reasons in failures.items()]
+        raise EvalSetError(
+            f"{len(failures)} item(s) whose gold fails its own harness or catalog",
+            problems[:MAX_REPORTED_PROBLEMS],
+        )
+    existing = EvalSet.objects.filter(kind=qa_set.kind, content_hash=qa_set.content_hash).first()
+    if existing is not None:
+        return existing
+    text = dumps_qa_set(qa_set)
+    eval_set = EvalSet(
+        name=qa_set.name[:200],
+        kind=qa_set.kind,
+        variant_set=qa_set.variant_set or "",
+        harness_version=harness_version,
+        content_hash=qa_set.content_hash,
+        items=len(qa_set.items),
+        source={
+            **dict(qa_set.source),
+            "policy": qa_set.policy,
+            "seed": qa_set.seed,
+            "skipped": len(qa_set.skipped),
+            "harnesses": len(qa_set.harnesses),
+        },
+        created_by=created_by,
+    )
+    eval_set.file.save(f"{_slug(qa_set.name)}.jsonl", ContentFile(text.encode()), save=False)
+    eval_set.save()
+    return eval_set
+
+
+@transaction.atomic
+def eval_set_ifeval(*, created_by: Any = None) -> EvalSet:
+    """The 541 IFEval prompts shipped with the scorer, stored once."""
+    data = ifeval_input_data()
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    existing = EvalSet.objects.filter(kind=EvalSet.Kind.IFEVAL, content_hash=digest).first()
+    if existing is not None:
+        return existing
+    count = sum(1 for line in data.splitlines() if line.strip())
+    eval_set = EvalSet(
+        name="IFEval (541 prompts)",
+        kind=EvalSet.Kind.IFEVAL,
+        content_hash=digest,
+        items=count,
+        source={"origin": "google-research instruction_following_eval, Apache-2.0"},
+        created_by=created_by,
+    )
+    eval_set.file.save("ifeval-input-data.jsonl", ContentFile(data), save=False)
+    eval_set.save()
+    return eval_set
+
+
+def ifeval_input_data() -> bytes:
+    from importlib import resources
+
+    return resources.files(ifeval).joinpath("data", "input_data.jsonl").read_bytes()
+
+
+# --- eval runs ---------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def eval_run_create(
+    *,
+    eval_set: EvalSet,
+    model_label: str,
+    endpoint: ModelEndpoint | None = None,
+    local_model_dir: str = "",
+    max_tokens: int | None = None,
+    max_concurrency: int | None = None,
+    item_limit: int | None = None,
+    created_by: Any = None,
+) -> EvalRun:
+    """A queued run of ``eval_set`` by one model (an endpoint, or a local checkpoint for
+    IFEval), enqueued on the ``eval`` queue once the transaction commits."""
+    label = model_label.strip()
+    if not label:
+        raise EvalRunError("model_label", "name the model (the score table's row)")
+    if (endpoint is None) == (not local_model_dir):
+        raise EvalRunError("endpoint", "choose either a model endpoint or a local checkpoint")
+    if local_model_dir:
+        if eval_set.is_qa:
+            raise EvalRunError(
+                "local_model_dir",
+                "QA sets run through an endpoint (the agent loop calls the model's server); "
+                "serve the checkpoint (manage.py serve_run) and pick its endpoint",
+            )
+        if not (Path(local_model_dir) / "config.json").is_file():
+            raise EvalRunError(
+                "local_model_dir", f"{local_model_dir} is not a checkpoint (no config.json)"
+            )
+    if endpoint is not None and not endpoint.is_active:
+        raise EvalRunError("endpoint", f"endpoint {endpoint.name} is not active")
+    if item_limit is not None and item_limit < 1:
+        raise EvalRunError("item_limit", "item_limit must be at least 1")
+    concurrency = max_concurrency or min(4, endpoint.max_concurrency if endpoint else 4)
+    if endpoint is not None and concurrency > endpoint.max_concurrency:
+        raise EvalRunError(
+            "max_concurrency",
+            f"endpoint {endpoint.name} takes at most {endpoint.max_concurrency} requests at once",
+        )
+    if not 1 <= concurrency <= 64:
+        raise EvalRunError("max_concurrency", "max_concurrency must be between 1 and 64")
+    if eval_set.is_qa:
+        tokens = QA_MAX_TOKENS if max_tokens is None else max_tokens
+        assert endpoint is not None
+        try:
+            generation = QARunConfig(
+                tool_mode="text" if endpoint.tool_mode == ModelEndpoint.ToolMode.TEXT else "native",
+                max_tokens=tokens,
+            ).to_dict()
+        except QARunError as exc:
+            raise EvalRunError("max_tokens", str(exc)) from None
+    else:
+        tokens = IFEVAL_MAX_TOKENS if max_tokens is None else max_tokens
+        if tokens < IFEVAL_MIN_TOKENS:
+            raise EvalRunError(
+                "max_tokens",
+                f"IFEval needs max_tokens >= {IFEVAL_MIN_TOKENS}, so length instructions are "
+                "not failed by truncation",
+            )
+        generation = GenerationSettings(max_new_tokens=min(tokens, 8192)).record()
+    total = min(eval_set.items, item_limit) if item_limit else eval_set.items
+    run = EvalRun.objects.create(
+        eval_set=eval_set,
+        endpoint=endpoint,
+        local_model_dir=local_model_dir,
+        model_label=label[:80],
+        generation=generation,
+        max_concurrency=concurrency,
+        item_limit=item_limit,
+        progress_total=total,
+        created_by=created_by,
+    )
+    from training_app.tasks import run_eval
+
+    transaction.on_commit(lambda: run_eval.delay(run.pk))
+    return run
+
+
+def eval_run_cancel(*, run: EvalRun) -> EvalRun:
+    """Ask a run to stop: no new item starts, the ones in flight finish and are kept."""
+    EvalRun.objects.filter(pk=run.pk).exclude(
+        status__in=[EvalRun.Status.SUCCEEDED, EvalRun.Status.FAILED, EvalRun.Status.CANCELLED]
+    ).update(cancel_requested=True)
+    EvalRun.objects.filter(pk=run.pk, status=EvalRun.Status.QUEUED).update(
+        status=EvalRun.Status.CANCELLED, finished_at=timezone.now()
+    )
+    run.refresh_from_db()
+    return run
+
+
+def eval_run_execute(run_id: int) -> str:
+    """The body of the ``eval`` task: run the items the run has not stored yet, then the
+    summary. Returns the final status."""
+    claimed = (
+        EvalRun.objects.filter(pk=run_id, cancel_requested=False)
+        .filter(Q(status=EvalRun.Status.QUEUED) | Q(status=EvalRun.Status.RUNNING))
+        .update(status=EvalRun.Status.RUNNING, started_at=timezone.now())
+    )
+    run = EvalRun.objects.select_related("eval_set", "endpoint").get(pk=run_id)
+    if not claimed:
+        if not run.is_finished:  # cancelled before it started
+            _finish(run, EvalRun.Status.CANCELLED)
+        return run.status
+    try:
+        run.versions = _versions(run)
+        run.save(update_fields=["versions", "updated_at"])
+        cancelled = _execute_qa(run) if run.eval_set.is_qa else _execute_ifeval(run)
+        run.summary = _json_safe(eval_run_summary(run))
+        run.save(update_fields=["summary", "updated_at"])
+    except Exception as exc:  # recorded on the run for the operator; the worker lives on
+        log.exception("eval run %s failed", run.pk)
+        run.error = f"{type(exc).__name__}: {exc}"[:4000]
+        _finish(run, EvalRun.Status.FAILED)
+        return run.status
+    _finish(run, EvalRun.Status.CANCELLED if cancelled else EvalRun.Status.SUCCEEDED)
+    return run.status
+
+
+def eval_run_summary(run: EvalRun) -> dict[str, Any]:
+    """The run's scores from its stored item results (what the run page shows)."""
+    rows = list(run.item_results.order_by("position").values("result", "passed", "base_id"))
+    if run.eval_set.is_qa:
+        results = [QAItemResult.from_dict(row["result"]) for row in rows]
+        if not results:
+            return {"n": 0}
+        summary = summarize_qa_results(results)
+        return {"kind": "qa", **asdict(summary)}
+    return ifeval_summary([row["result"] for row in rows])
+
+
+def ifeval_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """IFEval's four accuracies (IFEval's definitions) with bootstrap intervals over
+    prompts for the prompt-level ones."""
+    if not records:
+        return {"kind": "ifeval", "n": 0}
+    out: dict[str, Any] = {"kind": "ifeval", "n": len(records)}
+    for mode in ("strict", "loose"):
+        prompt_level = [float(r[mode]["follow_all_instructions"]) for r in records]
+        verdicts = [v for r in records for v in r[mode]["follow_instruction_list"]]
+        out[f"prompt_level_{mode}"] = asdict(bootstrap_mean(prompt_level))
+        out[f"instruction_level_{mode}"] = sum(verdicts) / len(verdicts) if verdicts else None
+    out["infrastructure_errors"] = sum(bool(r.get("infrastructure_error")) for r in records)
+    return out
+
+
+def _execute_qa(run: EvalRun) -> bool:
+    assert run.endpoint is not None
+    with run.eval_set.file.open("rb") as handle:
+        qa_set = loads_qa_set(handle.read())
+    items = qa_set.items[: run.item_limit] if run.item_limit else qa_set.items
+    done_ids = set(run.item_results.values_list("item_id", flat=True))
+    position = {item.id: index for index, item in enumerate(items)}
+    todo = [item.id for item in items if item.id not in done_ids]
+    config = QARunConfig(**run.generation)
+    model = OpenAIChatModel(
+        eval_client(run.endpoint, deadline_s=config.deadline_s), run.endpoint.name
+    )
+    question_types = {item.id: item.question_type for item in items}
+
+    def store(_done: int, _total: int, result: QAItemResult) -> None:
+        _store_item(
+            run,
+            position=position[result.item_id],
+            item_id=result.item_id,
+            base_id=result.base_id,
+            question_type=question_types[result.item_id],
+            passed=result.passed,
+            infrastructure_error=result.infrastructure_error,
+            result=result.to_dict(),
+        )
+
+    outcome = run_qa_set(
+        model,
+        qa_set,
+        item_ids=todo,
+        config=config,
+        max_concurrency=run.max_concurrency,
+        progress=store,
+        should_cancel=lambda: _cancel_requested(run.pk),
+    )
+    return outcome.cancelled
+
+
+def _execute_ifeval(run: EvalRun) -> bool:
+    with run.eval_set.file.open("rb") as handle:
+        prompts = ifeval.parse_input_data(handle.read().decode("utf-8").splitlines())
+    if run.item_limit:
+        prompts = prompts[: run.item_limit]
+    done_ids = set(run.item_results.values_list("item_id", flat=True))
+    todo = [(i, p) for i, p in enumerate(prompts) if str(p.key) not in done_ids]
+    settings = GenerationSettings(**{k: v for k, v in run.generation.items() if k != "decoding"})
+
+    def store(index: int, prompt: ifeval.InputExample, response: str, error: str) -> None:
+        strict, loose = ifeval.score_response(prompt, response)
+        _store_item(
+            run,
+            position=index,
+            item_id=str(prompt.key),
+            base_id=str(prompt.key),
+            question_type=",".join(prompt.instruction_id_list)[:40],
+            passed=strict.follow_all_instructions,
+            infrastructure_error=error,
+            result={
+                "key": prompt.key,
+                "prompt": prompt.prompt,
+                "response": response,
+                "instruction_id_list": list(prompt.instruction_id_list),
+                "strict": _verdicts(strict),
+                "loose": _verdicts(loose),
+                "infrastructure_error": error,
+            },
+        )
+
+    if run.local_model_dir:
+        return _ifeval_local(run, todo, settings, store)
+    return _ifeval_endpoint(run, todo, settings, store)
+
+
+def _ifeval_endpoint(
+    run: EvalRun,
+    todo: Sequence[tuple[int, ifeval.InputExample]],
+    settings: GenerationSettings,
+    store: Callable[[int, ifeval.InputExample, str, str], None],
+) -> bool:
+    assert run.endpoint is not None
+    client = eval_client(run.endpoint, deadline_s=run.endpoint.timeout_s)
+
+    def answer(prompt: ifeval.InputExample) -> tuple[str, str]:
+        try:
+            result = client.chat(
+                chat_messages(prompt.prompt, settings),
+                max_tokens=settings.max_new_tokens,
+                temperature=0.0,
+            )
+        except ModelCallError as exc:
+            return "", f"{type(exc).__name__}: {exc}"[:200]
+        return result.content.strip(), ""
+
+    with ThreadPoolExecutor(max_workers=run.max_concurrency, thread_name_prefix="ifeval") as pool:
+        for start in range(0, len(todo), run.max_concurrency):
+            if _cancel_requested(run.pk):
+                return True
+            chunk = todo[start : start + run.max_concurrency]
+            for (index, prompt), (response, error) in zip(
+                chunk, pool.map(lambda pair: answer(pair[1]), chunk), strict=True
+            ):
+                store(index, prompt, response, error)
+    return False
+
+
+def _ifeval_local(
+    run: EvalRun,
+    todo: Sequence[tuple[int, ifeval.InputExample]],
+    settings: GenerationSettings,
+    store: Callable[[int, ifeval.InputExample, str, str], None],
+) -> bool:
+    from training_app.evals.local_generation import generate_responses
+
+    for start in range(0, len(todo), IFEVAL_LOCAL_CHUNK):
+        if _cancel_requested(run.pk):
+            return True
+        chunk = todo[start : start + IFEVAL_LOCAL_CHUNK]
+        answers = generate_responses(
+            Path(run.local_model_dir), [p.prompt for _, p in chunk], settings
+        )
+        for (index, prompt), response in zip(chunk, answers, strict=True):
+            store(index, prompt, response or "", "")
+    return False
+
+
+def eval_client(endpoint: ModelEndpoint, *, deadline_s: float) -> OpenAICompatibleClient:
+    """A client for an evaluation: the endpoint's URL, model and key, a read timeout of
+    the longer of the endpoint's and the item deadline (an eval has no live deadline), and
+    the client's default retries."""
+    return OpenAICompatibleClient(
+        ClientConfig(
+            base_url=endpoint.base_url,
+            model=endpoint.model_name or None,
+            api_key=os.environ.get(endpoint.api_key_ref) if endpoint.api_key_ref else None,
+            read_timeout_s=max(endpoint.timeout_s, deadline_s),
+        )
+    )
+
+
+def _verdicts(output: ifeval.OutputExample) -> dict[str, Any]:
+    return {
+        "follow_all_instructions": output.follow_all_instructions,
+        "follow_instruction_list": list(output.follow_instruction_list),
+    }
+
+
+def _store_item(
+    run: EvalRun,
+    *,
+    position: int,
+    item_id: str,
+    base_id: str,
+    question_type: str,
+    passed: bool,
+    infrastructure_error: str,
+    result: Mapping[str, Any],
+) -> None:
+    with transaction.atomic():
+        _, created = EvalItemResult.objects.update_or_create(
+            run=run,
+            item_id=item_id,
+            defaults={
+                "position": position,
+                "base_id": base_id,
+                "question_type": question_type,
+                "passed": passed,
+                "score": 1.0 if passed else 0.0,
+                "infrastructure_error": infrastructure_error[:200],
+                "result": _json_safe(result),
+            },
+        )
+        if created:
+            EvalRun.objects.filter(pk=run.pk, progress_done__lt=run.progress_total).update(
+                progress_done=run.item_results.count(), updated_at=timezone.now()
+            )
+
+
+def _cancel_requested(run_id: int) -> bool:
+    return bool(
+        EvalRun.objects.filter(pk=run_id).values_list("cancel_requested", flat=True).first()
+    )
+
+
+def _versions(run: EvalRun) -> dict[str, Any]:
+    eval_set = run.eval_set
+    scorer = "qa" if eval_set.is_qa else "ifeval"
+    model: dict[str, Any]
+    if run.endpoint is not None:
+        endpoint = run.endpoint
+        model = {
+            "endpoint": endpoint.name,
+            "base_url": endpoint.base_url,
+            "model_name": endpoint.model_name,
+            "tool_mode": endpoint.tool_mode,
+            "endpoint_updated_at": endpoint.updated_at.isoformat(),
+            "trained_by_runs": list(endpoint.trained_by.values_list("pk", flat=True)),
+        }
+    else:
+        model = {"local_model_dir": run.local_model_dir, **_checkpoint_digest(run.local_model_dir)}
+    harness: dict[str, Any] = {}
+    if eval_set.harness_version_id:
+        version = eval_set.harness_version
+        assert version is not None
+        harness = {
+            "harness_version": version.pk,
+            "number": version.number,
+            "hashes": {
+                "skills": version.skills_hash,
+                "tools": version.tools_hash,
+                "prompt": version.prompt_hash,
+                "hooks": version.hooks_hash,
+            },
+        }
+    return {
+        "model": model,
+        "harness": harness,
+        "eval_set": {"id": eval_set.pk, "content_hash": eval_set.content_hash},
+        "scorer": {"name": scorer, "sha256": _source_digest(SCORER_SOURCES[scorer])},
+        "judge": None,
+    }
+
+
+def _source_digest(paths: Iterable[str]) -> str:
+    digest = hashlib.sha256()
+    for name in paths:
+        digest.update((_EVALS_DIR / name).resolve().read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _checkpoint_digest(model_dir: str) -> dict[str, str]:
+    """The weights' identity without hashing gigabytes: the config and the weight files'
+    names and sizes."""
+    root = Path(model_dir)
+    digest = hashlib.sha256((root / "config.json").read_bytes())
+    for path in sorted(root.glob("*.safetensors")):
+        digest.update(f"{path.name}:{path.stat().st_size}".encode())
+    return {"checkpoint_digest": digest.hexdigest()[:16]}
+
+
+def _finish(run: EvalRun, status: str) -> None:
+    run.status = status
+    run.finished_at = timezone.now()
+    run.progress_done = min(run.item_results.count(), run.progress_total)
+    run.save(update_fields=["status", "finished_at", "error", "progress_done", "updated_at"])
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN and infinities become None: PostgreSQL's jsonb refuses them."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _slug(name: str) -> str:
+    cleaned = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")
+    return "-".join(part for part in cleaned.split("-") if part)[:60] or "eval-set"
