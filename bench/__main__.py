@@ -17,6 +17,7 @@ BENCHMARKS = (
     "bench.training",
     "bench.ifeval_scoring",
     "bench.bfcl_scoring",
+    "bench.eval_run",
 )
 
 

@@ -20,6 +20,8 @@ from harness_app.hsa.trajectory import trajectory_from_dict
 from inference.clients.text_actions import CallToolAction, ReplyAction, render_text_action
 from training_app.evals.qa_sets import QAItem
 
+Action = tuple[str, dict[str, Any]] | str
+
 # Longer than a reply may be on air (rewards.MAX_REPLY_CHARS), so it fails every item.
 WRONG_ANSWER = "I am not sure about that one, sorry. " * 12
 
@@ -29,29 +31,36 @@ class GoldModelServer:
     plain = False
 
     def __init__(self, items: Iterable[QAItem], *, wrong_items: Iterable[str] = ()) -> None:
-        self.actions: dict[str, list[tuple[str, dict[str, Any]] | str]] = {}
+        wrong = set(wrong_items)
+        # (comment, context values, wrong, actions): several items share a comment ("How
+        # much is it?") and differ in the product on screen, which the prompt shows.
+        self.entries: list[tuple[str, tuple[str, ...], bool, list[Action]]] = []
         for item in items:
             gold = trajectory_from_dict(item.gold)
-            actions: list[tuple[str, dict[str, Any]] | str] = []
+            actions: list[Action] = []
             if gold.skill:
                 actions.append(("load_skill", {"name": gold.skill}))
             actions.extend((call.name, dict(call.arguments)) for call in gold.tool_calls)
             actions.append(gold.final_answer)
-            self.actions[item.comment] = actions
-        wrong = set(wrong_items)
-        self.wrong_comments = {i.comment for i in items if i.id in wrong} if wrong else set()
+            values = tuple(str(v) for k, v in item.context.items() if k != "recent_comments" and v)
+            self.entries.append((item.comment, values, item.id in wrong, actions))
         self.requests = 0
         self._lock = threading.Lock()
 
-    def next_action(self, messages: list[dict[str, Any]]) -> tuple[str, dict[str, Any]] | str:
-        text = "\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "user")
-        comment = next((c for c in self.actions if c in text), None)
-        if comment is None:
+    def next_action(self, messages: list[dict[str, Any]]) -> Action:
+        """The gold action due next for the item this conversation is about."""
+        text = "\n".join(
+            str(m.get("content") or "") for m in messages if m.get("role") != "assistant"
+        )
+        candidates = [e for e in self.entries if e[0] in text]
+        if not candidates:
             return WRONG_ANSWER
-        if comment in self.wrong_comments:
+        _comment, _values, wrong, actions = max(
+            candidates, key=lambda e: sum(1 for v in e[1] if v in text)
+        )
+        if wrong:
             return WRONG_ANSWER
         turns = sum(1 for m in messages if m.get("role") == "assistant")
-        actions = self.actions[comment]
         return actions[min(turns, len(actions) - 1)]
 
     def __enter__(self) -> GoldModelServer:
@@ -70,7 +79,7 @@ class GoldModelServer:
         self._httpd.server_close()
 
 
-def _message(action: tuple[str, dict[str, Any]] | str, native: bool) -> dict[str, Any]:
+def _message(action: Action, native: bool) -> dict[str, Any]:
     if isinstance(action, str):
         return {
             "role": "assistant",

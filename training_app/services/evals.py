@@ -14,6 +14,7 @@ import hashlib
 import logging
 import math
 import os
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
@@ -59,7 +60,8 @@ QA_MAX_TOKENS = 256
 IFEVAL_MAX_TOKENS = 512
 IFEVAL_MIN_TOKENS = 256  # length instructions must not fail by truncation
 MAX_REPORTED_PROBLEMS = 20
-IFEVAL_LOCAL_CHUNK = 32  # prompts per in-process generate call: progress and cancel points
+IFEVAL_LOCAL_CHUNK = 32
+CANCEL_POLL_S = 0.25  # how often a run reads its cancel flag  # prompts per in-process generate call: progress and cancel points
 
 # The source files whose digest is a run's scorer version: a changed rule changes it.
 _EVALS_DIR = Path(__file__).resolve().parent.parent / "evals"
@@ -374,10 +376,10 @@ def _execute_qa(run: EvalRun) -> bool:
         eval_client(run.endpoint, deadline_s=config.deadline_s), run.endpoint.name
     )
     question_types = {item.id: item.question_type for item in items}
+    writer = _ResultWriter(run)
 
     def store(_done: int, _total: int, result: QAItemResult) -> None:
-        _store_item(
-            run,
+        writer.add(
             position=position[result.item_id],
             item_id=result.item_id,
             base_id=result.base_id,
@@ -387,15 +389,18 @@ def _execute_qa(run: EvalRun) -> bool:
             result=result.to_dict(),
         )
 
-    outcome = run_qa_set(
-        model,
-        qa_set,
-        item_ids=todo,
-        config=config,
-        max_concurrency=run.max_concurrency,
-        progress=store,
-        should_cancel=lambda: _cancel_requested(run.pk),
-    )
+    try:
+        outcome = run_qa_set(
+            model,
+            qa_set,
+            item_ids=todo,
+            config=config,
+            max_concurrency=run.max_concurrency,
+            progress=store,
+            should_cancel=_CancelPoll(run.pk),
+        )
+    finally:
+        writer.flush()
     return outcome.cancelled
 
 
@@ -407,11 +412,11 @@ def _execute_ifeval(run: EvalRun) -> bool:
     done_ids = set(run.item_results.values_list("item_id", flat=True))
     todo = [(i, p) for i, p in enumerate(prompts) if str(p.key) not in done_ids]
     settings = GenerationSettings(**{k: v for k, v in run.generation.items() if k != "decoding"})
+    writer = _ResultWriter(run)
 
     def store(index: int, prompt: ifeval.InputExample, response: str, error: str) -> None:
         strict, loose = ifeval.score_response(prompt, response)
-        _store_item(
-            run,
+        writer.add(
             position=index,
             item_id=str(prompt.key),
             base_id=str(prompt.key),
@@ -429,9 +434,12 @@ def _execute_ifeval(run: EvalRun) -> bool:
             },
         )
 
-    if run.local_model_dir:
-        return _ifeval_local(run, todo, settings, store)
-    return _ifeval_endpoint(run, todo, settings, store)
+    try:
+        if run.local_model_dir:
+            return _ifeval_local(run, todo, settings, store)
+        return _ifeval_endpoint(run, todo, settings, store)
+    finally:
+        writer.flush()
 
 
 def _ifeval_endpoint(
@@ -454,9 +462,10 @@ def _ifeval_endpoint(
             return "", f"{type(exc).__name__}: {exc}"[:200]
         return result.content.strip(), ""
 
+    cancel = _CancelPoll(run.pk)
     with ThreadPoolExecutor(max_workers=run.max_concurrency, thread_name_prefix="ifeval") as pool:
         for start in range(0, len(todo), run.max_concurrency):
-            if _cancel_requested(run.pk):
+            if cancel():
                 return True
             chunk = todo[start : start + run.max_concurrency]
             for (index, prompt), (response, error) in zip(
@@ -474,8 +483,9 @@ def _ifeval_local(
 ) -> bool:
     from training_app.evals.local_generation import generate_responses
 
+    cancel = _CancelPoll(run.pk, interval_s=0)
     for start in range(0, len(todo), IFEVAL_LOCAL_CHUNK):
-        if _cancel_requested(run.pk):
+        if cancel():
             return True
         chunk = todo[start : start + IFEVAL_LOCAL_CHUNK]
         answers = generate_responses(
@@ -507,41 +517,96 @@ def _verdicts(output: ifeval.OutputExample) -> dict[str, Any]:
     }
 
 
-def _store_item(
-    run: EvalRun,
-    *,
-    position: int,
-    item_id: str,
-    base_id: str,
-    question_type: str,
-    passed: bool,
-    infrastructure_error: str,
-    result: Mapping[str, Any],
-) -> None:
-    with transaction.atomic():
-        _, created = EvalItemResult.objects.update_or_create(
-            run=run,
-            item_id=item_id,
-            defaults={
-                "position": position,
-                "base_id": base_id,
-                "question_type": question_type,
-                "passed": passed,
-                "score": 1.0 if passed else 0.0,
-                "infrastructure_error": infrastructure_error[:200],
-                "result": _json_safe(result),
-            },
-        )
-        if created:
-            EvalRun.objects.filter(pk=run.pk, progress_done__lt=run.progress_total).update(
-                progress_done=run.item_results.count(), updated_at=timezone.now()
+class _ResultWriter:
+    """Buffers item results and writes them in one statement every ``FLUSH_S`` seconds or
+    ``FLUSH_ITEMS`` items (and at the end), with the progress count: per-item queries in the
+    runner's thread would hold back the next items (measured: bench/eval_run.py)."""
+
+    FLUSH_S = 0.5
+    FLUSH_ITEMS = 50
+
+    def __init__(self, run: EvalRun) -> None:
+        self.run = run
+        self.pending: list[EvalItemResult] = []
+        self.added = 0
+        self.flushed_at = time.monotonic()
+
+    def add(
+        self,
+        *,
+        position: int,
+        item_id: str,
+        base_id: str,
+        question_type: str,
+        passed: bool,
+        infrastructure_error: str,
+        result: Mapping[str, Any],
+    ) -> None:
+        self.pending.append(
+            EvalItemResult(
+                run=self.run,
+                position=position,
+                item_id=item_id,
+                base_id=base_id,
+                question_type=question_type,
+                passed=passed,
+                score=1.0 if passed else 0.0,
+                infrastructure_error=infrastructure_error[:200],
+                result=_json_safe(result),
             )
+        )
+        self.added += 1
+        if (
+            len(self.pending) >= self.FLUSH_ITEMS
+            or time.monotonic() - self.flushed_at >= self.FLUSH_S
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        self.flushed_at = time.monotonic()
+        if not self.pending:
+            return
+        with transaction.atomic():
+            EvalItemResult.objects.bulk_create(
+                self.pending,
+                update_conflicts=True,
+                unique_fields=["run", "item_id"],
+                update_fields=[
+                    "position",
+                    "base_id",
+                    "question_type",
+                    "passed",
+                    "score",
+                    "infrastructure_error",
+                    "result",
+                ],
+            )
+            done = self.run.item_results.count()
+            EvalRun.objects.filter(pk=self.run.pk).update(
+                progress_done=min(done, self.run.progress_total), updated_at=timezone.now()
+            )
+        self.pending = []
 
 
-def _cancel_requested(run_id: int) -> bool:
-    return bool(
-        EvalRun.objects.filter(pk=run_id).values_list("cancel_requested", flat=True).first()
-    )
+class _CancelPoll:
+    """The run's cancel flag, read from the database at most every ``interval_s``."""
+
+    def __init__(self, run_id: int, interval_s: float | None = None) -> None:
+        self.run_id = run_id
+        self.interval_s = CANCEL_POLL_S if interval_s is None else interval_s
+        self.checked_at = -math.inf
+        self.requested = False
+
+    def __call__(self) -> bool:
+        now = time.monotonic()
+        if not self.requested and now - self.checked_at >= self.interval_s:
+            self.checked_at = now
+            self.requested = bool(
+                EvalRun.objects.filter(pk=self.run_id)
+                .values_list("cancel_requested", flat=True)
+                .first()
+            )
+        return self.requested
 
 
 def _versions(run: EvalRun) -> dict[str, Any]:
