@@ -60,8 +60,8 @@ QA_MAX_TOKENS = 256
 IFEVAL_MAX_TOKENS = 512
 IFEVAL_MIN_TOKENS = 256  # length instructions must not fail by truncation
 MAX_REPORTED_PROBLEMS = 20
-IFEVAL_LOCAL_CHUNK = 32
-CANCEL_POLL_S = 0.25  # how often a run reads its cancel flag  # prompts per in-process generate call: progress and cancel points
+IFEVAL_LOCAL_CHUNK = 32  # prompts per in-process generate call: progress and cancel points
+CANCEL_POLL_S = 0.25  # how often a run reads its cancel flag
 
 # The source files whose digest is a run's scorer version: a changed rule changes it.
 _EVALS_DIR = Path(__file__).resolve().parent.parent / "evals"
