@@ -3,18 +3,12 @@ the test PostgreSQL database: enqueue on commit, progress, the stored artifact."
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
-from django.conf import settings as django_settings
-from django.db import connection
 
-from tests.db_sessions import wait_for_other_sessions_to_close
+from tests.training_app.solo_worker import solo_worker
 from training_app import services
 from training_app.models import AugmentationJob
 
@@ -25,50 +19,8 @@ GOLD = ROOT / "training_app" / "demo_data" / "gold_trajectories.jsonl"
 
 @pytest.fixture
 def worker(tmp_path, settings):  # type: ignore[no-untyped-def]
-    broker = django_settings.CELERY_BROKER_URL
-    if not broker.startswith("redis://"):
-        pytest.skip(f"needs the Redis broker (make test sets CELERY_BROKER_URL); got {broker}")
-    settings.MEDIA_ROOT = tmp_path / "artifacts"
-    db = connection.settings_dict
-    env = os.environ | {
-        "DATABASE_URL": (
-            f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-        ),
-        "CELERY_BROKER_URL": broker,
-        "HAT_ARTIFACT_DIR": str(settings.MEDIA_ROOT),
-        "HAT_VAR_DIR": str(tmp_path / "var"),
-    }
-    log = (tmp_path / "worker.log").open("wb")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "console",
-            "worker",
-            "--pool=solo",
-            "-Q",
-            "default",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-            "-n",
-            f"test-{uuid.uuid4().hex[:6]}@%h",
-            "--loglevel=INFO",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    yield tmp_path / "worker.log"
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-    wait_for_other_sessions_to_close()
+    with solo_worker(tmp_path, settings, "default") as log:
+        yield log
 
 
 def test_job_runs_on_a_real_worker(published_room, operator, worker):  # type: ignore[no-untyped-def]
