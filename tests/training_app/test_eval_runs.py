@@ -340,3 +340,66 @@ def test_the_score_table_and_paired_comparison_from_stored_runs(
         eval_selectors.eval_runs_compare(
             run_a=runs["Base", "harness_variant_t1"], run_b=runs["HAT", "live_stream_qa"]
         )
+
+
+def _call_string(truth: list[dict[str, Any]]) -> str:
+    """A Python call string of a BFCL possible answer: each argument's first acceptable value
+    other than "" (which means "may be left out")."""
+    calls = []
+    for entry in truth:
+        ((name, arguments),) = entry.items()
+        chosen = {arg: [o for o in options if o != ""] for arg, options in arguments.items()}
+        parts = [f"{arg}={values[0]!r}" for arg, values in chosen.items() if values]
+        calls.append(f"{name}({', '.join(parts)})")
+    return "[" + ", ".join(calls) + "]"
+
+
+class _BfclServer(GoldModelServer):
+    """Answers each BFCL question with its possible answer as a call string, except for the
+    questions in ``wrong`` (answered with prose)."""
+
+    plain = True
+
+    def __init__(self, answers: dict[str, str]) -> None:
+        super().__init__(())
+        self.answers = answers
+
+    def next_action(self, messages: list[dict[str, Any]]) -> str:
+        question = str(messages[-1]["content"])
+        return self.answers.get(question, "I cannot answer that with these functions.")
+
+
+def test_a_bfcl_run_scores_calls_by_bfcls_rule(run_eval_calls) -> None:
+    eval_set = evals.eval_set_bfcl(categories=["simple_python", "irrelevance"], per_category=6)
+    assert eval_set.items == 12 and eval_set.benchmark == "bfcl"
+    assert (
+        evals.eval_set_bfcl(categories=["simple_python", "irrelevance"], per_category=6).pk
+        == eval_set.pk
+    )
+    with eval_set.file.open("rb") as handle:
+        cases = [json.loads(line) for line in handle.read().splitlines()]
+    simple = [c for c in cases if c["category"] == "simple_python"]
+    wrong = {simple[0]["id"], simple[1]["id"]}
+    answers = {
+        str(c["question"][0][-1]["content"]): _call_string(c["ground_truth"])
+        for c in simple
+        if c["id"] not in wrong
+    }
+    with _BfclServer(answers) as server:
+        run = evals.eval_run_create(
+            eval_set=eval_set,
+            model_label="HAT",
+            endpoint=_endpoint(server.base_url, tool_mode="native"),
+        )
+        assert evals.eval_run_execute(run.pk) == "succeeded"
+    run.refresh_from_db()
+    verdicts = {r.item_id: r.passed for r in run.item_results.all()}
+    # every truthful call and every declined irrelevance case is valid; the prose answers
+    # to call questions are not
+    assert {k for k, v in verdicts.items() if not v} == wrong
+    assert run.summary["score"]["estimate"] == pytest.approx(10 / 12)
+    assert run.summary["categories"]["irrelevance"]["accuracy"] == 1.0
+    first_wrong = run.item_results.get(item_id=simple[0]["id"]).result
+    assert first_wrong["error_type"].startswith("ast_decoder")
+    with pytest.raises(evals.EvalSetError):
+        evals.eval_set_bfcl(categories=["java"])

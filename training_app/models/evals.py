@@ -23,6 +23,7 @@ class EvalSet(models.Model):
         LIVE_STREAM_QA = "live_stream_qa", "Live-Stream QA"
         HARNESS_VARIANT_QA = "harness_variant_qa", "Harness-Variant QA"
         IFEVAL = "ifeval", "IFEval"
+        BFCL = "bfcl", "BFCL"
 
     class VariantSet(models.TextChoices):
         NONE = "", "—"
@@ -40,7 +41,7 @@ class EvalSet(models.Model):
         null=True,
         blank=True,
         related_name="eval_sets",
-        help_text="The harness version the set's golds were built on (empty for IFEval).",
+        help_text="The harness version the set's golds were built on (empty for IFEval, BFCL).",
     )
     file = models.FileField(upload_to="eval_sets/%Y/%m/", max_length=300)
     content_hash = models.CharField(max_length=80)
@@ -56,7 +57,7 @@ class EvalSet(models.Model):
         ordering = ["-created_at", "-id"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(kind__in=["live_stream_qa", "harness_variant_qa", "ifeval"]),
+                condition=Q(kind__in=["live_stream_qa", "harness_variant_qa", "ifeval", "bfcl"]),
                 name="eval_set_kind_valid",
             ),
             models.CheckConstraint(
@@ -79,6 +80,8 @@ class EvalSet(models.Model):
             return f"harness_variant_{self.variant_set}"
         if self.kind == self.Kind.IFEVAL:
             return "ifeval_prompt"
+        if self.kind == self.Kind.BFCL:
+            return "bfcl"
         return "live_stream_qa"
 
     @property

@@ -11,6 +11,7 @@ continues after the items it already stored instead of starting again.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import math
 import os
@@ -26,6 +27,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from harness_app.hsa.bfcl_data import CATEGORIES as BFCL_CATEGORIES
+from harness_app.hsa.bfcl_data import load_category
 from harness_app.models import HarnessVersion
 from harness_app.selectors import room_catalog_snapshot
 from inference.agents.openai_model import OpenAIChatModel
@@ -35,6 +38,8 @@ from inference.clients.openai_compatible import (
     OpenAICompatibleClient,
 )
 from training_app.evals import ifeval
+from training_app.evals.bfcl import score_result
+from training_app.evals.bfcl.prompting import prompting_messages
 from training_app.evals.eval_stats import bootstrap_mean
 from training_app.evals.local_generation import GenerationSettings, chat_messages
 from training_app.evals.qa_runner import (
@@ -59,6 +64,7 @@ log = logging.getLogger(__name__)
 QA_MAX_TOKENS = 256
 IFEVAL_MAX_TOKENS = 512
 IFEVAL_MIN_TOKENS = 256  # length instructions must not fail by truncation
+BFCL_MAX_TOKENS = 512
 MAX_REPORTED_PROBLEMS = 20
 IFEVAL_LOCAL_CHUNK = 32  # prompts per in-process generate call: progress and cancel points
 CANCEL_POLL_S = 0.25  # how often a run reads its cancel flag
@@ -68,6 +74,7 @@ _EVALS_DIR = Path(__file__).resolve().parent.parent / "evals"
 SCORER_SOURCES = {
     "qa": ("qa_scoring.py", "qa_runner.py", "qa_sets.py", "../pipeline/rewards.py"),
     "ifeval": ("ifeval/evaluation.py", "ifeval/instructions.py", "ifeval/text.py"),
+    "bfcl": ("bfcl/checker.py", "bfcl/decode.py", "bfcl/scoring.py", "bfcl/prompting.py"),
 }
 
 
@@ -208,6 +215,65 @@ def eval_set_ifeval(*, created_by: Any = None) -> EvalSet:
     return eval_set
 
 
+@transaction.atomic
+def eval_set_bfcl(
+    *,
+    categories: Sequence[str],
+    per_category: int | None = None,
+    name: str = "",
+    created_by: Any = None,
+) -> EvalSet:
+    """BFCL v4 single-turn cases of ``categories`` from the shipped data (every case, or
+    ``per_category`` of each at an even stride), stored once per content."""
+    unknown = [c for c in categories if c not in BFCL_CATEGORIES]
+    if not categories or unknown:
+        raise EvalSetError(
+            f"unknown BFCL categories {unknown}; choose from {', '.join(BFCL_CATEGORIES)}"
+            if unknown
+            else "choose at least one BFCL category"
+        )
+    if per_category is not None and per_category < 1:
+        raise EvalSetError("per_category must be at least 1")
+    lines = []
+    for category in dict.fromkeys(categories):
+        cases, answers = load_category(category)
+        if per_category is not None and per_category < len(cases):
+            stride = len(cases) / per_category
+            cases = [cases[int(i * stride)] for i in range(per_category)]
+        for case in cases:
+            case_id = str(case["id"])
+            truth = answers[case_id]["ground_truth"] if answers else []
+            record = {
+                "id": case_id,
+                "category": category,
+                "question": case["question"],
+                "function": case["function"],
+                "ground_truth": truth,
+            }
+            lines.append(json.dumps(record, sort_keys=True, ensure_ascii=False))
+    data = ("\n".join(lines) + "\n").encode("utf-8")
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    existing = EvalSet.objects.filter(kind=EvalSet.Kind.BFCL, content_hash=digest).first()
+    if existing is not None:
+        return existing
+    label = ", ".join(dict.fromkeys(categories))
+    eval_set = EvalSet(
+        name=(name or f"BFCL {label}")[:200],
+        kind=EvalSet.Kind.BFCL,
+        content_hash=digest,
+        items=len(lines),
+        source={
+            "origin": "BFCL v4 (bfcl-eval 2026.3.23 data, Apache-2.0)",
+            "categories": list(dict.fromkeys(categories)),
+            "per_category": per_category,
+        },
+        created_by=created_by,
+    )
+    eval_set.file.save(f"{_slug(eval_set.name)}.jsonl", ContentFile(data), save=False)
+    eval_set.save()
+    return eval_set
+
+
 def ifeval_input_data() -> bytes:
     from importlib import resources
 
@@ -237,11 +303,11 @@ def eval_run_create(
     if (endpoint is None) == (not local_model_dir):
         raise EvalRunError("endpoint", "choose either a model endpoint or a local checkpoint")
     if local_model_dir:
-        if eval_set.is_qa:
+        if eval_set.kind != EvalSet.Kind.IFEVAL:
             raise EvalRunError(
                 "local_model_dir",
-                "QA sets run through an endpoint (the agent loop calls the model's server); "
-                "serve the checkpoint (manage.py serve_run) and pick its endpoint",
+                "only IFEval generates from a local checkpoint; QA and BFCL sets run through an "
+                "endpoint (serve the checkpoint with manage.py serve_run and pick its endpoint)",
             )
         if not (Path(local_model_dir) / "config.json").is_file():
             raise EvalRunError(
@@ -269,6 +335,11 @@ def eval_run_create(
             ).to_dict()
         except QARunError as exc:
             raise EvalRunError("max_tokens", str(exc)) from None
+    elif eval_set.kind == EvalSet.Kind.BFCL:
+        tokens = BFCL_MAX_TOKENS if max_tokens is None else max_tokens
+        if not 1 <= tokens <= 32768:
+            raise EvalRunError("max_tokens", "max_tokens must be between 1 and 32768")
+        generation = {"decoding": "greedy", "max_tokens": tokens, "prompting": "bfcl-default"}
     else:
         tokens = IFEVAL_MAX_TOKENS if max_tokens is None else max_tokens
         if tokens < IFEVAL_MIN_TOKENS:
@@ -324,7 +395,7 @@ def eval_run_execute(run_id: int) -> str:
     try:
         run.versions = _versions(run)
         run.save(update_fields=["versions", "updated_at"])
-        cancelled = _execute_qa(run) if run.eval_set.is_qa else _execute_ifeval(run)
+        cancelled = _EXECUTORS[run.eval_set.kind](run)
         run.summary = _json_safe(eval_run_summary(run))
         run.save(update_fields=["summary", "updated_at"])
     except Exception as exc:  # recorded on the run for the operator; the worker lives on
@@ -345,7 +416,29 @@ def eval_run_summary(run: EvalRun) -> dict[str, Any]:
             return {"n": 0}
         summary = summarize_qa_results(results)
         return {"kind": "qa", **asdict(summary)}
+    if run.eval_set.kind == EvalSet.Kind.BFCL:
+        return bfcl_summary([row["result"] for row in rows])
     return ifeval_summary([row["result"] for row in rows])
+
+
+def bfcl_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Accuracy (BFCL's AST rule) over every case with its bootstrap interval, and per
+    category (the cases pooled, not BFCL's own weighting of categories)."""
+    if not records:
+        return {"kind": "bfcl", "n": 0}
+    by_category: dict[str, list[float]] = {}
+    for record in records:
+        by_category.setdefault(record["category"], []).append(float(record["valid"]))
+    return {
+        "kind": "bfcl",
+        "n": len(records),
+        "passed": sum(bool(r["valid"]) for r in records),
+        "score": asdict(bootstrap_mean([float(r["valid"]) for r in records])),
+        "categories": {
+            c: {"n": len(v), "accuracy": sum(v) / len(v)} for c, v in by_category.items()
+        },
+        "infrastructure_errors": sum(bool(r.get("infrastructure_error")) for r in records),
+    }
 
 
 def ifeval_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -442,6 +535,64 @@ def _execute_ifeval(run: EvalRun) -> bool:
         writer.flush()
 
 
+def _execute_bfcl(run: EvalRun) -> bool:
+    assert run.endpoint is not None
+    with run.eval_set.file.open("rb") as handle:
+        cases = [json.loads(line) for line in handle.read().decode("utf-8").splitlines() if line]
+    if run.item_limit:
+        cases = cases[: run.item_limit]
+    done_ids = set(run.item_results.values_list("item_id", flat=True))
+    todo = [(i, c) for i, c in enumerate(cases) if c["id"] not in done_ids]
+    client = eval_client(run.endpoint, deadline_s=run.endpoint.timeout_s)
+    max_tokens = int(run.generation["max_tokens"])
+    writer = _ResultWriter(run)
+    cancel = _CancelPoll(run.pk)
+
+    def answer(case: Mapping[str, Any]) -> tuple[str, str]:
+        try:
+            result = client.chat(
+                prompting_messages(case["question"][0], case["function"]),
+                max_tokens=max_tokens,
+                temperature=0.0,
+            )
+        except ModelCallError as exc:
+            return "", f"{type(exc).__name__}: {exc}"[:200]
+        return result.content, ""
+
+    try:
+        with ThreadPoolExecutor(max_workers=run.max_concurrency, thread_name_prefix="bfcl") as pool:
+            for start in range(0, len(todo), run.max_concurrency):
+                if cancel():
+                    return True
+                chunk = todo[start : start + run.max_concurrency]
+                answers = pool.map(lambda pair: answer(pair[1]), chunk)
+                for (index, case), (response, error) in zip(chunk, answers, strict=True):
+                    verdict = score_result(
+                        case["category"], case["function"], case["ground_truth"], response
+                    )
+                    writer.add(
+                        position=index,
+                        item_id=case["id"],
+                        base_id=case["id"],
+                        question_type=case["category"],
+                        passed=verdict.valid,
+                        infrastructure_error=error,
+                        result={
+                            "id": case["id"],
+                            "category": case["category"],
+                            "question": case["question"][0],
+                            "response": response,
+                            "valid": verdict.valid,
+                            "error": verdict.error,
+                            "error_type": verdict.error_type,
+                            "infrastructure_error": error,
+                        },
+                    )
+    finally:
+        writer.flush()
+    return False
+
+
 def _ifeval_endpoint(
     run: EvalRun,
     todo: Sequence[tuple[int, ifeval.InputExample]],
@@ -494,6 +645,14 @@ def _ifeval_local(
         for (index, prompt), response in zip(chunk, answers, strict=True):
             store(index, prompt, response or "", "")
     return False
+
+
+_EXECUTORS: dict[str, Callable[[EvalRun], bool]] = {
+    EvalSet.Kind.LIVE_STREAM_QA: _execute_qa,
+    EvalSet.Kind.HARNESS_VARIANT_QA: _execute_qa,
+    EvalSet.Kind.IFEVAL: _execute_ifeval,
+    EvalSet.Kind.BFCL: _execute_bfcl,
+}
 
 
 def eval_client(endpoint: ModelEndpoint, *, deadline_s: float) -> OpenAICompatibleClient:
@@ -611,7 +770,7 @@ class _CancelPoll:
 
 def _versions(run: EvalRun) -> dict[str, Any]:
     eval_set = run.eval_set
-    scorer = "qa" if eval_set.is_qa else "ifeval"
+    scorer = "qa" if eval_set.is_qa else eval_set.kind
     model: dict[str, Any]
     if run.endpoint is not None:
         endpoint = run.endpoint

@@ -40,7 +40,9 @@ _MULTITURN = (
     "request to the best of your ability. Once you have no more functions to call, the system "
     "will consider the current turn complete and proceed to the next turn or task."
 )
-_AVAILABLE_TOOLS = "Here is a list of functions in {format} format that you can invoke.\n{functions}\n"
+_AVAILABLE_TOOLS = (
+    "Here is a list of functions in {format} format that you can invoke.\n{functions}\n"
+)
 _PLAINTEXT = "{persona}{task}\n\n{tool_call_format}\n\n{multiturn_behavior}\n\n{available_tools}"
 
 
