@@ -488,3 +488,35 @@ def training_compare_figure(series: list[dict[str, Any]], metric: str) -> dict[s
         )
     )
     return _as_dict(figure)
+
+
+# --- offline evaluation --------------------------------------------------------------------
+
+
+def score_table_figure(table: dict[str, Any]) -> dict[str, Any]:
+    """The report's score table as grouped bars (one colour per model, one group per
+    benchmark column) with 95% interval whiskers; ``table`` is ``ScoreTable.to_dict()``."""
+    columns = [c for c in table["columns"] if c["key"] != "t1_t2_gap"]
+    fig = go.Figure()
+    for index, row in enumerate(table["rows"]):
+        xs, ys, plus, minus = [], [], [], []
+        for column in columns:
+            cell = row["cells"].get(column["key"])
+            if not cell or cell.get("estimate") is None:
+                continue
+            xs.append(column["title"])
+            ys.append(cell["estimate"])
+            plus.append(max(0.0, (cell.get("ci_high") or cell["estimate"]) - cell["estimate"]))
+            minus.append(max(0.0, cell["estimate"] - (cell.get("ci_low") or cell["estimate"])))
+        fig.add_bar(
+            name=row["model"],
+            x=xs,
+            y=ys,
+            marker_color=LEVEL_COLORS[index % len(LEVEL_COLORS)],
+            error_y={"type": "data", "array": plus, "arrayminus": minus, "visible": True},
+            hovertemplate="%{x}: %{y:.1f}<extra>" + row["model"] + "</extra>",
+        )
+    fig.update_layout(
+        _layout(barmode="group", yaxis={"title": "score (points)", "range": [0, 100]})
+    )
+    return _as_dict(fig)

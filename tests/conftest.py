@@ -100,3 +100,28 @@ def published_room(room, operator, demo_harness):  # type: ignore[no-untyped-def
     services.harness_version_publish(version=version)
     room.harness.refresh_from_db()
     return room
+
+
+@pytest.fixture
+def compact_room(room, operator):  # type: ignore[no-untyped-def]
+    """Room A with the demo catalog and the compact CPU-profile harness published as v1."""
+    from harness_app import services
+    from harness_app.harness.serialization import harness_from_yaml
+
+    services.products_import(
+        room=room,
+        data=(ROOT / "harness_app" / "demo_data" / "products.csv").read_bytes(),
+        fmt="csv",
+    )
+    version = services.harness_version_create(
+        harness=room.harness,
+        content=harness_from_yaml(
+            (ROOT / "harness_app" / "demo_data" / "compact_harness.yaml").read_text("utf-8")
+        ),
+        base_version=None,
+        author=operator,
+        message="compact v1",
+    )
+    services.harness_version_publish(version=version)
+    room.harness.refresh_from_db()
+    return room

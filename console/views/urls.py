@@ -8,6 +8,7 @@ from console.views import (
     diff,
     editor,
     endpoints,
+    evals,
     harnesses,
     home,
     hsa_preview,
@@ -151,6 +152,15 @@ urlpatterns = [
         datasets.augmentation_job_cancel,
         name="augmentation-job-cancel",
     ),
+    # offline evaluation
+    path("evaluation/", evals.eval_set_list, name="eval-set-list"),
+    path("evaluation/sets/<int:eval_set_id>/", evals.eval_set_detail, name="eval-set-detail"),
+    path("evaluation/runs/new/", evals.eval_run_create, name="eval-run-create"),
+    path("evaluation/runs/<int:run_id>/", evals.eval_run_detail, name="eval-run-detail"),
+    path("evaluation/runs/<int:run_id>/status/", evals.eval_run_status, name="eval-run-status"),
+    path("evaluation/runs/<int:run_id>/cancel/", evals.eval_run_cancel, name="eval-run-cancel"),
+    path("evaluation/score-table/", evals.eval_score_table, name="eval-score-table"),
+    path("evaluation/compare/", evals.eval_compare, name="eval-compare"),
     # A/B experiments
     path("", include("console.views.experiment_urls")),
 ]

@@ -52,7 +52,6 @@ def tiny_runners(settings, tmp_path, tiny_model_dir):  # type: ignore[no-untyped
 
 
 __all__ = [
-    "compact_room",
     "enqueued",
     "gold_dataset",
     "run_config_dict",
@@ -69,22 +68,3 @@ def enqueued(monkeypatch) -> list[int]:  # type: ignore[no-untyped-def]
     calls: list[int] = []
     monkeypatch.setattr(run_stage, "delay", lambda stage_id: calls.append(stage_id))
     return calls
-
-
-@pytest.fixture
-def compact_room(room, operator):  # type: ignore[no-untyped-def]
-    """Room A with the demo catalog and the compact CPU-profile harness published as v1."""
-    from harness_app import services
-    from harness_app.harness.serialization import harness_from_yaml
-
-    services.products_import(room=room, data=(DEMO_DATA / "products.csv").read_bytes(), fmt="csv")
-    version = services.harness_version_create(
-        harness=room.harness,
-        content=harness_from_yaml((DEMO_DATA / "compact_harness.yaml").read_text("utf-8")),
-        base_version=None,
-        author=operator,
-        message="compact v1",
-    )
-    services.harness_version_publish(version=version)
-    room.harness.refresh_from_db()
-    return room

@@ -19,6 +19,11 @@ from training_app.services import evals
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def artifacts(tmp_path, settings):  # type: ignore[no-untyped-def]
+    settings.MEDIA_ROOT = tmp_path / "artifacts"
+
+
 @pytest.fixture
 def run_eval_calls(monkeypatch) -> list[int]:  # type: ignore[no-untyped-def]
     from training_app.tasks import run_eval

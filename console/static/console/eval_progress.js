@@ -1,0 +1,25 @@
+// Eval run page: poll the run's status, move the progress bar, reload when it finishes
+// (the scores and per-item results are rendered server-side).
+(function () {
+  "use strict";
+  var root = document.getElementById("eval-run");
+  if (!root || root.dataset.finished === "1") return;
+  var $ = function (sel) { return root.querySelector(sel); };
+  function poll() {
+    fetch(root.dataset.statusUrl, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
+      .then(function (run) {
+        $("[data-run-bar]").style.width = run.percent + "%";
+        root.querySelector(".progress").setAttribute("aria-valuenow", run.percent);
+        $("[data-run-percent]").textContent = run.percent + "%";
+        $("[data-run-count]").textContent = run.progress_done + " / " + run.progress_total;
+        var badge = $("[data-run-status]");
+        badge.textContent = run.status.charAt(0).toUpperCase() + run.status.slice(1);
+        badge.className = "badge badge-" + run.status;
+        if (run.finished) { location.reload(); return; }
+        setTimeout(poll, 1000);
+      })
+      .catch(function () { setTimeout(poll, 2500); });
+  }
+  setTimeout(poll, 700);
+})();
