@@ -34,3 +34,15 @@ def test_demo_readout_sits_near_the_published_lifts() -> None:
     assert gmv.headline_relative.estimate == pytest.approx(0.0258, abs=5e-4)
     assert views.headline_relative.estimate == pytest.approx(0.0021, abs=5e-4)
     assert gmv.mde is not None and gmv.mde.mde_relative == pytest.approx(0.765, abs=5e-3)
+
+
+def test_the_demo_has_a_small_qa_set_ready_to_run(tmp_path, settings) -> None:
+    from training_app.models import EvalSet
+
+    settings.MEDIA_ROOT = tmp_path / "artifacts"
+    call_command("seed_demo", "--no-experiment", stdout=io.StringIO())
+    call_command("seed_demo", "--no-experiment", stdout=io.StringIO())  # idempotent
+    eval_set = EvalSet.objects.get()
+    assert eval_set.name == seed_demo.DEMO_EVAL_SET and eval_set.kind == "live_stream_qa"
+    # one item per supported question type of the compact harness's catalog
+    assert 5 <= eval_set.items <= 9

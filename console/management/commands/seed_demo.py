@@ -31,6 +31,7 @@ DEMO_EXPERIMENT = "Harness agent vs ReAct (demo)"
 # Training on 2 CPU cores: the same catalog under the compact harness (its prompt is ~450
 # tokens against ~1,360), and a draft HAT run an operator starts from the console.
 DEMO_TRAINING_ROOM = "Autumn Wardrobe (training, compact harness)"
+DEMO_EVAL_SET = "Demo Live-Stream QA (compact harness, 1 per question type)"
 DEMO_TRAINING_RUN = "Demo HAT run (CPU profile)"
 DEMO_TRAINING_PARAMS: dict[str, dict[str, Any]] = {
     "hsa_sft": {
@@ -100,6 +101,7 @@ class Command(BaseCommand):
         if not options["no_experiment"]:
             self._seed_experiment(room, endpoint, operator)
         self._seed_training(room, operator)
+        self._seed_eval_set(room, operator)
         self.stdout.write(self.style.SUCCESS("demo ready"))
 
     @transaction.atomic
@@ -206,6 +208,27 @@ class Command(BaseCommand):
             start=False,
         )
         self.stdout.write(f"training run {run.name!r}: a draft, start it from the console")
+
+    @transaction.atomic
+    def _seed_eval_set(self, demo_room: Room, operator: Any) -> None:
+        """A small Live-Stream QA set (one item per question type) on the compact training
+        room, so a new user can start an eval run of the local model at once."""
+        from training_app.models import EvalSet
+        from training_app.services.evals import eval_set_build_qa
+
+        if EvalSet.objects.filter(name=DEMO_EVAL_SET).exists():
+            return
+        room = Room.objects.filter(owner=demo_room.owner, name=DEMO_TRAINING_ROOM).first()
+        if room is None or room.harness.published_version is None:
+            return
+        eval_set = eval_set_build_qa(
+            harness_version=room.harness.published_version,
+            name=DEMO_EVAL_SET,
+            per_type=1,
+            seed=0,
+            created_by=operator,
+        )
+        self.stdout.write(f"eval set {eval_set.name!r}: {eval_set.items} items")
 
     def _seed_experiment(self, room: Room, endpoint: ModelEndpoint, operator: Any) -> None:
         """ReAct (control) vs Harness agent on the demo room, randomized by UV like the
