@@ -1,6 +1,6 @@
 from django.urls import path
 
-from training_app.api import datasets, hsa, runs
+from training_app.api import datasets, evals, hsa, runs
 
 urlpatterns = [
     path("datasets/", datasets.DatasetListApi.as_view(), name="dataset-list"),
@@ -70,6 +70,16 @@ urlpatterns = [
         "training-runs/<int:run_id>/endpoint/",
         runs.TrainingRunEndpointApi.as_view(),
         name="training-run-endpoint",
+    ),
+    path("eval-sets/", evals.EvalSetListApi.as_view(), name="eval-set-list"),
+    path("eval-sets/<int:eval_set_id>/", evals.EvalSetDetailApi.as_view(), name="eval-set-detail"),
+    path("eval-runs/", evals.EvalRunListApi.as_view(), name="eval-run-list"),
+    path("eval-runs/score-table/", evals.EvalScoreTableApi.as_view(), name="eval-score-table"),
+    path("eval-runs/compare/", evals.EvalCompareApi.as_view(), name="eval-compare"),
+    path("eval-runs/<int:run_id>/", evals.EvalRunDetailApi.as_view(), name="eval-run-detail"),
+    path("eval-runs/<int:run_id>/items/", evals.EvalRunItemsApi.as_view(), name="eval-run-items"),
+    path(
+        "eval-runs/<int:run_id>/cancel/", evals.EvalRunCancelApi.as_view(), name="eval-run-cancel"
     ),
     path("hsa/transforms/", hsa.HsaCatalogApi.as_view(), name="hsa-catalog"),
     path(

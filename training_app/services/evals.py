@@ -396,7 +396,7 @@ def eval_run_execute(run_id: int) -> str:
         run.versions = _versions(run)
         run.save(update_fields=["versions", "updated_at"])
         cancelled = _EXECUTORS[run.eval_set.kind](run)
-        run.summary = _json_safe(eval_run_summary(run))
+        run.summary = json_safe(eval_run_summary(run))
         run.save(update_fields=["summary", "updated_at"])
     except Exception as exc:  # recorded on the run for the operator; the worker lives on
         log.exception("eval run %s failed", run.pk)
@@ -711,7 +711,7 @@ class _ResultWriter:
                 passed=passed,
                 score=1.0 if passed else 0.0,
                 infrastructure_error=infrastructure_error[:200],
-                result=_json_safe(result),
+                result=json_safe(result),
             )
         )
         self.added += 1
@@ -831,14 +831,14 @@ def _finish(run: EvalRun, status: str) -> None:
     run.save(update_fields=["status", "finished_at", "error", "progress_done", "updated_at"])
 
 
-def _json_safe(value: Any) -> Any:
+def json_safe(value: Any) -> Any:
     """NaN and infinities become None: PostgreSQL's jsonb refuses them."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, Mapping):
-        return {str(k): _json_safe(v) for k, v in value.items()}
+        return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
+        return [json_safe(v) for v in value]
     return value
 
 
