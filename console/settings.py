@@ -305,6 +305,7 @@ SPECTACULAR_SETTINGS = {
         "TrainingRunStatusEnum": "training_app.models.TrainingRun.Status",
         "StageRunStatusEnum": "training_app.models.StageRun.Status",
         "StageKindEnum": "training_app.models.StageRun.Kind",
+        "EvalRunStatusEnum": "training_app.models.EvalRun.Status",
     },
 }
 

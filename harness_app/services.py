@@ -309,8 +309,18 @@ def harness_version_import_zip(
 
 
 @transaction.atomic
-def harness_version_publish(*, version: HarnessVersion) -> HarnessVersion:
-    """Make ``version`` the one published version of its harness, atomically."""
+def harness_version_publish(
+    *, version: HarnessVersion, override_reason: str = "", by: Any = None
+) -> HarnessVersion:
+    """Make ``version`` the one published version of its harness, atomically, if the room's
+    publish gate lets it (``training_app.services.publish_gate``; ``override_reason``: an
+    operator publishing a version its safety check blocked)."""
+    return _publish(version=version, gated=True, override_reason=override_reason, by=by)
+
+
+def _publish(
+    *, version: HarnessVersion, gated: bool, override_reason: str = "", by: Any = None
+) -> HarnessVersion:
     harness = Harness.objects.select_for_update().get(pk=version.harness_id)
     version = HarnessVersion.objects.select_for_update().get(pk=version.pk)
     if version.status == HarnessVersion.Status.PUBLISHED:
@@ -320,6 +330,11 @@ def harness_version_publish(*, version: HarnessVersion) -> HarnessVersion:
     )
     if missing:
         raise PublishBlocked(missing)
+    if gated:
+        from training_app.services.publish_gate import publish_gate_enforce
+
+        version.harness = harness
+        publish_gate_enforce(version=version, override_reason=override_reason, by=by)
     HarnessVersion.objects.filter(harness=harness, status=HarnessVersion.Status.PUBLISHED).update(
         status=HarnessVersion.Status.ARCHIVED, updated_at=timezone.now()
     )
@@ -341,4 +356,5 @@ def harness_rollback(*, harness: Harness, to_number: int) -> HarnessVersion:
         raise VersionStateError(
             f"version {to_number} was never published; publish it instead of rolling back to it"
         )
-    return harness_version_publish(version=target)
+    # A version that was live before goes back without a new safety check.
+    return _publish(version=target, gated=False)

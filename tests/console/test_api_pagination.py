@@ -12,12 +12,22 @@ from console import api_urls
 from console.api_pagination import MAX_LIMIT, MAX_OFFSET
 from harness_app.models import Room
 from tests.factories import ProductFactory
+from training_app.models import EvalRun, EvalSet, ModelEndpoint
 
 pytestmark = pytest.mark.django_db
 
 
+def _eval_run() -> EvalRun:
+    eval_set = EvalSet.objects.create(
+        name="IFEval", kind=EvalSet.Kind.IFEVAL, file="eval_sets/x.jsonl", content_hash="x"
+    )
+    endpoint = ModelEndpoint.objects.create(name="base", base_url="http://127.0.0.1:9/v1")
+    return EvalRun.objects.create(eval_set=eval_set, endpoint=endpoint, model_label="Base")
+
+
 def list_urls(room: Room) -> list[str]:
     harness_id = room.harness.pk
+    run = EvalRun.objects.first() or _eval_run()
     return [
         "/api/v1/rooms/",
         f"/api/v1/rooms/{room.pk}/products/",
@@ -29,6 +39,9 @@ def list_urls(room: Room) -> list[str]:
         "/api/v1/datasets/",
         "/api/v1/augmentation-jobs/",
         "/api/v1/training-runs/",
+        "/api/v1/eval-sets/",
+        "/api/v1/eval-runs/",
+        f"/api/v1/eval-runs/{run.pk}/items/",
     ]
 
 
@@ -41,7 +54,7 @@ def test_the_list_above_is_every_paginated_api_list(room: Room) -> None:
             get = getattr(view, "get", None)
             if get is not None and "paginate_queryset" in inspect.getsource(get):
                 paginated.append(f"/api/v1/{pattern.pattern}")
-    assert len(paginated) == len(list_urls(room)) == 10
+    assert len(paginated) == len(list_urls(room)) == 13
 
 
 @pytest.mark.parametrize(

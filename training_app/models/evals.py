@@ -123,6 +123,32 @@ class EvalRun(models.Model):
     item_limit = models.PositiveIntegerField(
         null=True, blank=True, help_text="Run only the set's first N items (a quick look)."
     )
+    harness_version = models.ForeignKey(
+        "harness_app.HarnessVersion",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="eval_runs",
+        help_text="Run a Live-Stream set on this version instead of the set's own, golds moved "
+        "through the edit's renames (publish_gate.retarget_qa_set).",
+    )
+    variant_set = models.CharField(
+        max_length=4,
+        choices=EvalSet.VariantSet.choices,
+        default=EvalSet.VariantSet.NONE,
+        blank=True,
+        help_text="Run each item under a held-out HSA variant (T1 or T2) of its harness.",
+    )
+    publish_check = models.ForeignKey(
+        "training_app.PublishCheck",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="runs",
+    )
+    gate_arm = models.CharField(
+        max_length=32, blank=True, help_text="baseline, candidate or candidate_t1 in a check."
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)

@@ -42,6 +42,7 @@ from training_app.evals.bfcl import score_result
 from training_app.evals.bfcl.prompting import prompting_messages
 from training_app.evals.eval_stats import bootstrap_mean
 from training_app.evals.local_generation import GenerationSettings, chat_messages
+from training_app.evals.publish_gate import retarget_qa_set
 from training_app.evals.qa_runner import (
     QAItemResult,
     QARunConfig,
@@ -293,10 +294,16 @@ def eval_run_create(
     max_tokens: int | None = None,
     max_concurrency: int | None = None,
     item_limit: int | None = None,
+    harness_version: HarnessVersion | None = None,
+    variant_set: str = "",
+    publish_check: Any = None,
+    gate_arm: str = "",
     created_by: Any = None,
 ) -> EvalRun:
     """A queued run of ``eval_set`` by one model (an endpoint, or a local checkpoint for
-    IFEval), enqueued on the ``eval`` queue once the transaction commits."""
+    IFEval), enqueued on the ``eval`` queue once the transaction commits. A Live-Stream set
+    can run on another ``harness_version`` (golds moved through the edit's renames) and under
+    a held-out HSA ``variant_set`` ("t1", "t2") of its harness."""
     label = model_label.strip()
     if not label:
         raise EvalRunError("model_label", "name the model (the score table's row)")
@@ -317,6 +324,13 @@ def eval_run_create(
         raise EvalRunError("endpoint", f"endpoint {endpoint.name} is not active")
     if item_limit is not None and item_limit < 1:
         raise EvalRunError("item_limit", "item_limit must be at least 1")
+    if (
+        harness_version is not None or variant_set
+    ) and eval_set.kind != EvalSet.Kind.LIVE_STREAM_QA:
+        field = "harness_version_id" if harness_version is not None else "variant_set"
+        raise EvalRunError(field, "only a Live-Stream QA set runs on another harness or variant")
+    if variant_set not in ("", "t1", "t2"):
+        raise EvalRunError("variant_set", "variant_set must be t1, t2 or empty")
     concurrency = max_concurrency or min(4, endpoint.max_concurrency if endpoint else 4)
     if endpoint is not None and concurrency > endpoint.max_concurrency:
         raise EvalRunError(
@@ -358,6 +372,10 @@ def eval_run_create(
         generation=generation,
         max_concurrency=concurrency,
         item_limit=item_limit,
+        harness_version=harness_version,
+        variant_set=variant_set,
+        publish_check=publish_check,
+        gate_arm=gate_arm,
         progress_total=total,
         created_by=created_by,
     )
@@ -391,6 +409,7 @@ def eval_run_execute(run_id: int) -> str:
     if not claimed:
         if not run.is_finished:  # cancelled before it started
             _finish(run, EvalRun.Status.CANCELLED)
+            _settle_check(run)
         return run.status
     try:
         run.versions = _versions(run)
@@ -402,9 +421,18 @@ def eval_run_execute(run_id: int) -> str:
         log.exception("eval run %s failed", run.pk)
         run.error = f"{type(exc).__name__}: {exc}"[:4000]
         _finish(run, EvalRun.Status.FAILED)
+        _settle_check(run)
         return run.status
     _finish(run, EvalRun.Status.CANCELLED if cancelled else EvalRun.Status.SUCCEEDED)
+    _settle_check(run)
     return run.status
+
+
+def _settle_check(run: EvalRun) -> None:
+    if run.publish_check_id is not None:
+        from training_app.services.publish_gate import publish_check_settle
+
+        publish_check_settle(check_id=run.publish_check_id)
 
 
 def eval_run_summary(run: EvalRun) -> dict[str, Any]:
@@ -458,9 +486,11 @@ def ifeval_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def _execute_qa(run: EvalRun) -> bool:
     assert run.endpoint is not None
-    with run.eval_set.file.open("rb") as handle:
-        qa_set = loads_qa_set(handle.read())
-    items = qa_set.items[: run.item_limit] if run.item_limit else qa_set.items
+    qa_set = run_qa_document(run)
+    items = qa_set.items
+    if run.progress_total != len(items):  # a variant set may skip an item it cannot vary
+        run.progress_total = len(items)
+        run.save(update_fields=["progress_total", "updated_at"])
     done_ids = set(run.item_results.values_list("item_id", flat=True))
     position = {item.id: index for index, item in enumerate(items)}
     todo = [item.id for item in items if item.id not in done_ids]
@@ -495,6 +525,24 @@ def _execute_qa(run: EvalRun) -> bool:
     finally:
         writer.flush()
     return outcome.cancelled
+
+
+def run_qa_document(run: EvalRun) -> QASet:
+    """The items a QA run answers: the set's first ``item_limit``, moved onto the run's
+    harness version and varied with its HSA variant set when it names them."""
+    with run.eval_set.file.open("rb") as handle:
+        qa_set = loads_qa_set(handle.read())
+    if run.item_limit:
+        qa_set = replace(qa_set, items=qa_set.items[: run.item_limit])
+    if run.harness_version_id is not None:
+        version = run.harness_version
+        assert version is not None
+        qa_set = retarget_qa_set(
+            qa_set, version.content, name=f"{qa_set.name} on v{version.number}"
+        )
+    if run.variant_set:
+        qa_set = build_harness_variant_qa_set(qa_set, run.variant_set, seed=0)  # type: ignore[arg-type]
+    return qa_set
 
 
 def _execute_ifeval(run: EvalRun) -> bool:
@@ -785,10 +833,10 @@ def _versions(run: EvalRun) -> dict[str, Any]:
     else:
         model = {"local_model_dir": run.local_model_dir, **_checkpoint_digest(run.local_model_dir)}
     harness: dict[str, Any] = {}
-    if eval_set.harness_version_id:
-        version = eval_set.harness_version
-        assert version is not None
+    version = run.harness_version or eval_set.harness_version
+    if version is not None:
         harness = {
+            "variant_set": run.variant_set,
             "harness_version": version.pk,
             "number": version.number,
             "hashes": {
