@@ -140,7 +140,7 @@ def publish_check_start(*, version: HarnessVersion, by: Any = None) -> PublishCh
                 created_by=by,
             )
         except EvalRunError as exc:
-            raise PublishGateError("gate", f"the gate cannot run: {exc.message}") from None
+            raise PublishGateError("gate", f"the gate cannot run: {exc}") from None
     return check
 
 
