@@ -306,6 +306,8 @@ SPECTACULAR_SETTINGS = {
         "StageRunStatusEnum": "training_app.models.StageRun.Status",
         "StageKindEnum": "training_app.models.StageRun.Kind",
         "EvalRunStatusEnum": "training_app.models.EvalRun.Status",
+        "EvalVariantSetEnum": "training_app.models.EvalSet.VariantSet",
+        "HeldOutVariantSetEnum": [("t1", "t1"), ("t2", "t2")],
     },
 }
 

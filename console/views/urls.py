@@ -14,6 +14,7 @@ from console.views import (
     hsa_preview,
     latency,
     products,
+    publish_gate,
     replies,
     rooms,
     training_runs,
@@ -32,6 +33,11 @@ urlpatterns = [
     path("rooms/new/", rooms.room_create, name="room-create"),
     path("rooms/<int:room_id>/", rooms.room_detail, name="room-detail"),
     path("rooms/<int:room_id>/settings/", rooms.room_settings, name="room-settings"),
+    path(
+        "rooms/<int:room_id>/publish-gate/",
+        publish_gate.publish_gate_settings,
+        name="publish-gate",
+    ),
     path("rooms/<int:room_id>/products/new/", products.product_create, name="product-create"),
     path("rooms/<int:room_id>/products/import/", products.catalog_import, name="catalog-import"),
     path(
@@ -94,6 +100,16 @@ urlpatterns = [
         "harnesses/<int:harness_id>/versions/<int:number>/publish/",
         versions.version_publish,
         name="version-publish",
+    ),
+    path(
+        "harnesses/<int:harness_id>/versions/<int:number>/publish/check/",
+        publish_gate.publish_check_start,
+        name="publish-check-start",
+    ),
+    path(
+        "harnesses/<int:harness_id>/versions/<int:number>/publish/check/status/",
+        publish_gate.publish_check_status,
+        name="publish-check-status",
     ),
     path(
         "harnesses/<int:harness_id>/versions/<int:number>/rollback/",

@@ -1,4 +1,5 @@
-"""One harness version: its rendered components, and publish / rollback (with confirmation)."""
+"""One harness version: its rendered components, and publish / rollback (with confirmation;
+a publish passes the room's safety gate, console.views.publish_gate)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
+from console.forms.publish_gate import OverrideForm
 from console.views.access import console_user_required
+from console.views.publish_gate import publish_panel
 from harness_app import selectors, services
 from harness_app.harness.model import Harness as HarnessContent
 from harness_app.harness.prompt import (
@@ -103,13 +106,23 @@ def _confirm_and_publish(
     harness = selectors.harness_get(user=request.user, harness_id=harness_id)
     version = selectors.harness_version_get(harness=harness, number=number)
     if request.method == "POST":
+        override = OverrideForm(request.POST) if "override_reason" in request.POST else None
+        if override is not None and not override.is_valid():
+            messages.error(request, "Nothing changed: say why you publish past the check.")
+            return redirect("console:version-publish", harness_id=harness.pk, number=number)
         try:
             if rollback:
                 services.harness_rollback(harness=harness, to_number=version.number)
             else:
-                services.harness_version_publish(version=version)
+                services.harness_version_publish(
+                    version=version,
+                    by=request.user,
+                    override_reason=override.cleaned_data["override_reason"] if override else "",
+                )
         except services.VersionStateError as exc:
             messages.error(request, f"Nothing changed: {exc}.")
+            if not rollback:
+                return redirect("console:version-publish", harness_id=harness.pk, number=number)
         else:
             verb = "Rolled back to" if rollback else "Published"
             messages.success(
@@ -125,5 +138,8 @@ def _confirm_and_publish(
         "allowed": _can_rollback(version)
         if rollback
         else version.status != HarnessVersion.Status.PUBLISHED,
+        "override_form": OverrideForm(),
     }
+    if not rollback and context["allowed"]:
+        context.update(publish_panel(request, version))
     return render(request, "harness_app/version_confirm.html", context)

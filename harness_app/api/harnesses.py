@@ -24,6 +24,7 @@ from harness_app.api.serializers import (
     HarnessVersionCreateInput,
     HarnessVersionOutput,
     HarnessVersionSummaryOutput,
+    PublishInput,
     RollbackInput,
 )
 from harness_app.harness.archive import export_harness_zip
@@ -127,12 +128,20 @@ class HarnessVersionPublishApi(GenericAPIView):  # type: ignore[type-arg]
     permission_classes = [IsConsoleUser]
     serializer_class = HarnessVersionSummaryOutput
 
-    @extend_schema(request=None, responses={200: HarnessVersionSummaryOutput, 409: ConflictOutput})
+    @extend_schema(
+        request=PublishInput, responses={200: HarnessVersionSummaryOutput, 409: ConflictOutput}
+    )
     def post(self, request: Request, harness_id: int, number: int) -> Response:
         harness = selectors.harness_get(user=request.user, harness_id=harness_id)
         version = selectors.harness_version_get(harness=harness, number=number)
+        data = PublishInput(data=request.data)
+        data.is_valid(raise_exception=True)
         try:
-            version = services.harness_version_publish(version=version)
+            version = services.harness_version_publish(
+                version=version,
+                by=request.user,
+                override_reason=data.validated_data["override_reason"],
+            )
         except services.PublishBlocked as exc:
             raise harness_invalid(HarnessValidationError(exc.errors)) from None
         except services.VersionStateError as exc:

@@ -295,3 +295,13 @@ class ConflictOutput(serializers.Serializer[Any]):
     detail = serializers.CharField()
     latest_version = serializers.IntegerField()
     base_version = serializers.IntegerField(allow_null=True)
+
+
+class PublishInput(serializers.Serializer[Any]):
+    override_reason = serializers.CharField(
+        max_length=2000,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="An operator publishing a version the room's safety check blocked: why.",
+    )

@@ -14,14 +14,14 @@ from bench.gold_model import GoldModelServer
 from harness_app import services as harness_services
 from harness_app.harness.serialization import harness_from_dict
 from harness_app.hsa.trajectory import trajectory_from_dict
-from harness_app.models import HarnessVersion, Room
+from harness_app.models import HarnessVersion
+from tests import publish_gate_edits as edits
 from training_app.evals.publish_gate import (
     GateThresholds,
     edit_renames,
     gate_verdict,
     retarget_qa_set,
 )
-from training_app.evals.qa_set_document import loads_qa_set
 from training_app.models import EvalSet, ModelEndpoint, PublishCheck, PublishGate
 from training_app.services import evals
 from training_app.services import publish_gate as gate_services
@@ -37,71 +37,24 @@ def artifacts(tmp_path, settings, monkeypatch):  # type: ignore[no-untyped-def]
     monkeypatch.setattr(run_eval, "delay", lambda run_id: None)
 
 
-def _renamed(content: dict[str, Any], old: str, new: str) -> dict[str, Any]:
-    """``content`` with tool ``old`` called ``new`` everywhere the harness names it."""
-    data = copy.deepcopy(content)
-    for tool in data["tools"]:
-        if tool["name"] == old:
-            tool["name"] = new
-    for skill in data["skills"]:
-        skill["allowed_tools"] = [new if t == old else t for t in skill["allowed_tools"]]
-        skill["body"] = skill["body"].replace(old, new)
-    return data
-
-
-def _reworded(content: dict[str, Any]) -> dict[str, Any]:
-    data = copy.deepcopy(content)
-    data["prompt"]["sections"][0]["template"] += "\nBe warm and brief."
-    return data
-
-
 @pytest.fixture
 def gate_set(compact_room, operator) -> EvalSet:  # type: ignore[no-untyped-def]
-    return evals.eval_set_build_qa(
-        harness_version=compact_room.harness.published_version,
-        name="Gate QA",
-        per_type=1,
-        seed=3,
-        created_by=operator,
-    )
-
-
-def _document(eval_set: EvalSet) -> Any:
-    with eval_set.file.open("rb") as handle:
-        return loads_qa_set(handle.read())
-
-
-def _draft(room: Room, content: dict[str, Any], operator: Any) -> HarnessVersion:
-    return harness_services.harness_version_create(
-        harness=room.harness,
-        content=harness_from_dict(content),
-        base_version=room.harness.versions.order_by("-number").first().number,
-        author=operator,
-        message="edit",
-    )
-
-
-def _run_check(version: HarnessVersion, operator: Any) -> PublishCheck:
-    check = gate_services.publish_check_start(version=version, by=operator)
-    for run in check.runs.order_by("pk"):
-        assert evals.eval_run_execute(run.pk) == "succeeded", run.error
-    check.refresh_from_db()
-    return check
+    return edits.build_gate_set(compact_room, operator)
 
 
 # --- pure -------------------------------------------------------------------------------------
 
 
 def test_a_renamed_tool_is_followed_and_a_removed_one_is_not(gate_set) -> None:
-    document = _document(gate_set)
-    (original,) = document.harnesses.values()
-    renamed = _renamed(dict(original), "get_product", "product_facts")
-    mapping = edit_renames(harness_from_dict(original), harness_from_dict(renamed))
+    qa = edits.document(gate_set)
+    (original,) = qa.harnesses.values()
+    moved_harness = edits.renamed(dict(original), "get_product", "product_facts")
+    mapping = edit_renames(harness_from_dict(original), harness_from_dict(moved_harness))
     assert mapping.tool_renames == {"get_product": "product_facts"}
-    moved = retarget_qa_set(document, renamed, name="moved")
-    uses = [i for i in document.items if "get_product" in str(i.gold)]
+    moved = retarget_qa_set(qa, moved_harness, name="moved")
+    uses = [i for i in qa.items if "get_product" in str(i.gold)]
     assert uses, "the set must need the tool"
-    for before, after in zip(document.items, moved.items, strict=True):
+    for before, after in zip(qa.items, moved.items, strict=True):
         names = [c.name for c in trajectory_from_dict(after.gold).tool_calls]
         assert "get_product" not in names
         assert len(names) == len(trajectory_from_dict(before.gold).tool_calls)
@@ -111,7 +64,7 @@ def test_a_renamed_tool_is_followed_and_a_removed_one_is_not(gate_set) -> None:
     removed = copy.deepcopy(dict(original))
     removed["tools"] = [t for t in removed["tools"] if t["name"] != "get_product"]
     assert edit_renames(harness_from_dict(original), harness_from_dict(removed)).is_identity
-    twice = copy.deepcopy(renamed)
+    twice = copy.deepcopy(moved_harness)
     twice["tools"].append({**copy.deepcopy(twice["tools"][0]), "name": "product_facts_2"})
     assert edit_renames(harness_from_dict(original), harness_from_dict(twice)).is_identity
 
@@ -163,32 +116,32 @@ def test_a_rename_that_breaks_the_models_answers_is_blocked_and_a_harmless_edit_
     compact_room, gate_set, operator, merchant
 ) -> None:
     published = compact_room.harness.published_version
-    document = _document(gate_set)
+    qa = edits.document(gate_set)
     # a model trained on the published harness: it answers every item with its gold, in the
     # published harness's tool names
-    with GoldModelServer(document.items) as server:
+    with GoldModelServer(qa.items) as server:
         endpoint = ModelEndpoint.objects.create(
             name="fixed", base_url=server.base_url, tool_mode="text", max_concurrency=8
         )
         gate_services.publish_gate_configure(
             room=compact_room, eval_set=gate_set, endpoint=endpoint, item_limit=8
         )
-        broken = _draft(
-            compact_room, _renamed(published.content, "get_product", "product_facts"), operator
+        broken = edits.draft(
+            compact_room, edits.renamed(published.content, "get_product", "product_facts"), operator
         )
-        harmless = _draft(compact_room, _reworded(published.content), operator)
+        harmless = edits.draft(compact_room, edits.reworded(published.content), operator)
         # without a check the gate refuses to publish
         with pytest.raises(gate_services.PublishGateStopped, match="safety check"):
             harness_services.harness_version_publish(version=broken, by=operator)
-        blocked = _run_check(broken, operator)
-        passed = _run_check(harmless, operator)
+        blocked = edits.run_check(broken, operator)
+        passed = edits.run_check(harmless, operator)
 
     # the rename: the model still calls get_product, so the items needing it fail
     assert blocked.decision == "block", blocked.verdict
     (arm,) = blocked.verdict["arms"]
     assert arm["baseline_rate"] == 100.0 and arm["delta_points"] <= -50.0
     assert arm["ci_high"] < 0
-    needs_tool = {i.base_id for i in document.items[:8] if "get_product" in str(i.gold)}
+    needs_tool = {i.base_id for i in qa.items[:8] if "get_product" in str(i.gold)}
     assert set(arm["newly_failing"]) == needs_tool
     # the harmless edit changes nothing the model needs
     assert passed.decision == "pass", passed.verdict
@@ -211,7 +164,7 @@ def test_a_rename_that_breaks_the_models_answers_is_blocked_and_a_harmless_edit_
     with pytest.raises(gate_services.PublishGateStopped, match="first"):
         harness_services.harness_version_publish(version=broken, by=operator)
     # an operator overrides a block with a reason, which is kept
-    again = _run_check_with(broken, operator, document)
+    again = _run_check_with(broken, operator, qa)
     assert again.decision == "block"
     harness_services.harness_version_publish(
         version=broken, by=operator, override_reason="  Model retrained for product_facts  "
@@ -223,18 +176,18 @@ def test_a_rename_that_breaks_the_models_answers_is_blocked_and_a_harmless_edit_
     harness_services.harness_rollback(harness=compact_room.harness, to_number=published.number)
 
 
-def _run_check_with(version: HarnessVersion, operator: Any, document: Any) -> PublishCheck:
-    with GoldModelServer(document.items) as server:
+def _run_check_with(version: HarnessVersion, operator: Any, qa: Any) -> PublishCheck:
+    with GoldModelServer(qa.items) as server:
         ModelEndpoint.objects.filter(name="fixed").update(base_url=server.base_url)
-        return _run_check(version, operator)
+        return edits.run_check(version, operator)
 
 
 def test_a_variant_arm_is_run_on_the_candidate_and_only_warns(
     compact_room, gate_set, operator
 ) -> None:
     published = compact_room.harness.published_version
-    document = _document(gate_set)
-    with GoldModelServer(document.items) as server:
+    qa = edits.document(gate_set)
+    with GoldModelServer(qa.items) as server:
         endpoint = ModelEndpoint.objects.create(
             name="fixed", base_url=server.base_url, tool_mode="text", max_concurrency=8
         )
@@ -245,8 +198,8 @@ def test_a_variant_arm_is_run_on_the_candidate_and_only_warns(
             item_limit=8,
             variant_sets=["t1"],
         )
-        harmless = _draft(compact_room, _reworded(published.content), operator)
-        check = _run_check(harmless, operator)
+        harmless = edits.draft(compact_room, edits.reworded(published.content), operator)
+        check = edits.run_check(harmless, operator)
     runs = gate_services.check_runs_by_arm(check)
     assert set(runs) == {"baseline", "candidate", "candidate_t1"}
     assert runs["candidate_t1"].versions["harness"]["variant_set"] == "t1"

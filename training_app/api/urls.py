@@ -1,6 +1,6 @@
 from django.urls import path
 
-from training_app.api import datasets, evals, hsa, runs
+from training_app.api import datasets, evals, hsa, publish_gate, runs
 
 urlpatterns = [
     path("datasets/", datasets.DatasetListApi.as_view(), name="dataset-list"),
@@ -80,6 +80,16 @@ urlpatterns = [
     path("eval-runs/<int:run_id>/items/", evals.EvalRunItemsApi.as_view(), name="eval-run-items"),
     path(
         "eval-runs/<int:run_id>/cancel/", evals.EvalRunCancelApi.as_view(), name="eval-run-cancel"
+    ),
+    path(
+        "rooms/<int:room_id>/publish-gate/",
+        publish_gate.PublishGateApi.as_view(),
+        name="publish-gate",
+    ),
+    path(
+        "harnesses/<int:harness_id>/versions/<int:number>/publish-check/",
+        publish_gate.PublishCheckApi.as_view(),
+        name="publish-check",
     ),
     path("hsa/transforms/", hsa.HsaCatalogApi.as_view(), name="hsa-catalog"),
     path(
