@@ -331,6 +331,11 @@ HAT_TRAIN_HEARTBEAT_INTERVAL_S = env.float(
 HAT_TRAIN_WATCHDOG_INTERVAL_S = env.float("HAT_TRAIN_WATCHDOG_INTERVAL_S", default=30.0)
 HAT_TRAIN_STAGE_TIME_LIMIT_S = env.int("HAT_TRAIN_STAGE_TIME_LIMIT_S", default=24 * 3600)
 HAT_EVAL_RUN_TIME_LIMIT_S = env.int("HAT_EVAL_RUN_TIME_LIMIT_S", default=6 * 3600)
+# The promotion gate (docs/EVALUATION.md): a trained checkpoint backs an experiment arm only
+# when its IFEval lower bound against its base model is within this many points, and its
+# T1/T2 gap is at most this many points.
+HAT_PROMOTION_IFEVAL_MARGIN_POINTS = env.float("HAT_PROMOTION_IFEVAL_MARGIN_POINTS", default=2.0)
+HAT_PROMOTION_T1_T2_GAP_POINTS = env.float("HAT_PROMOTION_T1_T2_GAP_POINTS", default=2.0)
 # Stage runners by kind, "kind=module.function,..."; unset kinds use the pipeline's own
 # (training_app.pipeline.contract.stage_runner). A seam for tests and custom stages.
 HAT_TRAIN_STAGE_RUNNERS = dict(

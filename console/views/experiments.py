@@ -33,6 +33,7 @@ from experiments_app import selectors, services
 from experiments_app.models import Experiment
 from experiments_app.readout_export import readout_csv_rows
 from experiments_app.readouts import experiment_readout
+from experiments_app.selectors.promotion import PromotionReport, promotion_report
 
 EXPERIMENTS_PER_PAGE = 25
 
@@ -134,8 +135,16 @@ def experiment_detail(request: HttpRequest, experiment_id: int) -> HttpResponse:
             "srm_flagged": readout.srm is not None and readout.srm.flagged,
             "guardrail_breaches": [b for g in readout.guardrails for b in g.breaches],
             "api_url": f"/api/v1/experiments/{experiment.pk}/readout",
+            "promotion": _promotion(experiment, readout.arms),
         },
     )
+
+
+def _promotion(experiment: Experiment, arms: Any) -> list[tuple[Any, PromotionReport]]:
+    """Each arm on a trained checkpoint with the promotion gate's conditions."""
+    rooms = list(experiment.rooms.all())
+    reports = [(arm, promotion_report(arm.endpoint, rooms)) for arm in arms]
+    return [(arm, report) for arm, report in reports if report.applies]
 
 
 def _phase_param(request: HttpRequest) -> int | None:

@@ -23,6 +23,7 @@ from experiments_app.models import (
     ExperimentRollup,
 )
 from experiments_app.routing import invalidate_running_experiments
+from experiments_app.selectors.promotion import PromotionReport, promotion_report
 from harness_app.models import HarnessVersion, Room
 from training_app.models import ModelEndpoint
 
@@ -227,8 +228,9 @@ def _apply(experiment: Experiment, spec: ExperimentSpec) -> None:
 @transaction.atomic
 def experiment_start(*, experiment: Experiment) -> Experiment:
     """Start a draft: every arm must run a published harness version on an active endpoint,
-    and no other running experiment may share a room unless the two are mutually exclusive
-    (same layer and unit, disjoint bucket ranges)."""
+    a trained checkpoint must pass the promotion gate (``selectors.promotion``), and no other
+    running experiment may share a room unless the two are mutually exclusive (same layer and
+    unit, disjoint bucket ranges)."""
     locked = Experiment.objects.select_for_update().get(pk=experiment.pk)
     if locked.status != Experiment.Status.DRAFT:
         raise ExperimentConfigError(
@@ -261,6 +263,7 @@ def experiment_start(*, experiment: Experiment) -> Experiment:
                     f"arm {arm.name!r} uses endpoint {arm.endpoint.name!r}, which is inactive",
                 )
             )
+    errors.extend(_promotion_errors(arms, rooms))
     errors.extend(_overlap_errors(locked, rooms))
     _raise_if(errors)
     now = timezone.now()
@@ -281,6 +284,25 @@ def experiment_start(*, experiment: Experiment) -> Experiment:
     )
     transaction.on_commit(invalidate_running_experiments)
     return locked
+
+
+def _promotion_errors(arms: list[ExperimentArm], rooms: list[Room]) -> list[tuple[str, str]]:
+    """A trained checkpoint backs an arm only through the promotion gate (one error per
+    failed condition, naming the arm's endpoint)."""
+    errors: list[tuple[str, str]] = []
+    reports: dict[int, PromotionReport] = {}
+    for arm in arms:
+        if arm.endpoint_id not in reports:
+            reports[arm.endpoint_id] = promotion_report(arm.endpoint, rooms)
+        errors.extend(
+            (
+                f"arms[{arm.position}].endpoint",
+                f"arm {arm.name!r}: trained checkpoint {arm.endpoint.name!r} fails the "
+                f"promotion gate ({condition.name}): {condition.detail}",
+            )
+            for condition in reports[arm.endpoint_id].failed
+        )
+    return errors
 
 
 def _overlap_errors(experiment: Experiment, rooms: list[Room]) -> list[tuple[str, str]]:
