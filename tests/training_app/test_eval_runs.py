@@ -126,7 +126,9 @@ def test_a_run_scores_every_item_against_its_gold(qa_set, operator, run_eval_cal
             max_concurrency=4,
             created_by=operator,
         )
-        assert evals.eval_run_execute(run.pk) == "succeeded"
+        status = evals.eval_run_execute(run.pk)
+        run.refresh_from_db()
+        assert status == "succeeded", run.error
     run.refresh_from_db()
     # then every item has a row, exactly the wrong ones failed, and the summary agrees
     rows = list(run.item_results.order_by("position"))
@@ -156,12 +158,16 @@ def test_a_redelivered_run_continues_after_the_items_it_stored(qa_set, run_eval_
         run = evals.eval_run_create(
             eval_set=qa_set, model_label="HAT", endpoint=_endpoint(server.base_url), item_limit=4
         )
-        assert evals.eval_run_execute(run.pk) == "succeeded"
+        status = evals.eval_run_execute(run.pk)
+        run.refresh_from_db()
+        assert status == "succeeded", run.error
         first = server.requests
         # a redelivered message for a run left "running" with 2 of its 4 items stored
         run.item_results.filter(position__gte=2).delete()
         EvalRun.objects.filter(pk=run.pk).update(status="running", progress_done=2)
-        assert evals.eval_run_execute(run.pk) == "succeeded"
+        status = evals.eval_run_execute(run.pk)
+        run.refresh_from_db()
+        assert status == "succeeded", run.error
         # runs only the missing two
         per_item = first / 4
         assert server.requests - first == pytest.approx(2 * per_item, abs=2)
@@ -279,7 +285,9 @@ def test_an_ifeval_run_gives_the_scorers_verdicts(run_eval_calls) -> None:
             endpoint=_endpoint(server.base_url, tool_mode="native"),
             item_limit=12,
         )
-        assert evals.eval_run_execute(run.pk) == "succeeded"
+        status = evals.eval_run_execute(run.pk)
+        run.refresh_from_db()
+        assert status == "succeeded", run.error
     run.refresh_from_db()
     rows = list(run.item_results.order_by("position"))
     assert [r.passed for r in rows] == [o.follow_all_instructions for o in expected.strict]
@@ -396,7 +404,9 @@ def test_a_bfcl_run_scores_calls_by_bfcls_rule(run_eval_calls) -> None:
             model_label="HAT",
             endpoint=_endpoint(server.base_url, tool_mode="native"),
         )
-        assert evals.eval_run_execute(run.pk) == "succeeded"
+        status = evals.eval_run_execute(run.pk)
+        run.refresh_from_db()
+        assert status == "succeeded", run.error
     run.refresh_from_db()
     verdicts = {r.item_id: r.passed for r in run.item_results.all()}
     # every truthful call and every declined irrelevance case is valid; the prose answers
@@ -408,3 +418,26 @@ def test_a_bfcl_run_scores_calls_by_bfcls_rule(run_eval_calls) -> None:
     assert first_wrong["error_type"].startswith("ast_decoder")
     with pytest.raises(evals.EvalSetError):
         evals.eval_set_bfcl(categories=["java"])
+
+
+def test_the_result_writer_upserts_and_stores_what_jsonb_refuses(qa_set, run_eval_calls) -> None:
+    endpoint = _endpoint("http://127.0.0.1:9/v1")
+    run = evals.eval_run_create(eval_set=qa_set, model_label="W", endpoint=endpoint)
+    writer = evals._ResultWriter(run)
+    fields = {"base_id": "b", "question_type": "price", "infrastructure_error": ""}
+    writer.add(position=0, item_id="i", passed=False, result={"reply": "ok"}, **fields)
+    writer.flush()
+    # a redelivered item overwrites its row; a NUL and a NaN in a reply are stored, not a 500
+    writer.add(
+        position=0,
+        item_id="i",
+        passed=True,
+        result={"reply": "a\x00b", "latency": float("nan"), "deep": [{"t": "\x00"}]},
+        **fields,
+    )
+    writer.flush()
+    (row,) = run.item_results.all()
+    assert row.passed and row.score == 1.0
+    assert row.result == {"reply": "a\ufffdb", "latency": None, "deep": [{"t": "\ufffd"}]}
+    run.refresh_from_db()
+    assert run.progress_done == 1
