@@ -145,3 +145,39 @@ def test_cancel_a_queued_run(operator_api) -> None:
         format="json",
     )
     assert unknown.status_code == 400 and _fields(unknown) == {"endpoint"}
+
+
+def test_a_run_on_another_harness_version_or_variant(operator_api, compact_room, operator) -> None:
+    from tests import publish_gate_edits as edits
+
+    gate_set = edits.build_gate_set(compact_room, operator)
+    published = compact_room.harness.published_version
+    moved = edits.draft(
+        compact_room, edits.renamed(published.content, "get_product", "product_facts"), operator
+    )
+    ModelEndpoint.objects.create(name="m", base_url="http://127.0.0.1:9/v1", tool_mode="text")
+    body = {"eval_set_id": gate_set.pk, "model_label": "HAT", "endpoint": "m"}
+    created = operator_api.post(
+        "/api/v1/eval-runs/",
+        {**body, "harness_version_id": moved.pk, "variant_set": "t1"},
+        format="json",
+    )
+    assert created.status_code == 201, created.json()
+    assert (created.json()["harness_version"], created.json()["variant_set"]) == (moved.pk, "t1")
+    run = EvalRun.objects.get(pk=created.json()["id"])
+    qa = evals.run_qa_document(run)
+    assert all(i.variant is not None for i in qa.items)  # each item under a T1 variant
+    for bad, field in (
+        ({"harness_version_id": 2**31 - 1}, "harness_version_id"),
+        ({"harness_version_id": 2**40}, "harness_version_id"),
+        ({"variant_set": "t3"}, "variant_set"),
+    ):
+        response = operator_api.post("/api/v1/eval-runs/", {**body, **bad}, format="json")
+        assert response.status_code == 400 and _fields(response) == {field}, response.json()
+    ifeval = evals.eval_set_ifeval()
+    refused = operator_api.post(
+        "/api/v1/eval-runs/",
+        {**body, "eval_set_id": ifeval.pk, "harness_version_id": moved.pk},
+        format="json",
+    )
+    assert refused.status_code == 400 and _fields(refused) == {"harness_version_id"}

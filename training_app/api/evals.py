@@ -84,6 +84,10 @@ class EvalRunOutput(serializers.ModelSerializer):  # type: ignore[type-arg]
             "generation",
             "max_concurrency",
             "item_limit",
+            "harness_version",
+            "variant_set",
+            "publish_check",
+            "gate_arm",
             "status",
             "progress_done",
             "progress_total",
@@ -108,6 +112,18 @@ class EvalRunInput(serializers.Serializer):  # type: ignore[type-arg]
     max_tokens = serializers.IntegerField(min_value=1, max_value=32768, required=False)
     max_concurrency = serializers.IntegerField(min_value=1, max_value=64, required=False)
     item_limit = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False)
+    harness_version_id = serializers.IntegerField(
+        min_value=1,
+        max_value=2**31 - 1,
+        required=False,
+        help_text="Run a Live-Stream set on this harness version (golds follow its renames).",
+    )
+    variant_set = serializers.ChoiceField(
+        choices=["", "t1", "t2"],
+        required=False,
+        default="",
+        help_text="Run each item under a held-out HSA variant of its harness.",
+    )
 
 
 class EvalItemOutput(serializers.ModelSerializer):  # type: ignore[type-arg]
@@ -212,6 +228,11 @@ class EvalRunListApi(GenericAPIView):  # type: ignore[type-arg]
             endpoint = ModelEndpoint.objects.filter(name=values["endpoint"]).first()
             if endpoint is None:
                 raise _field_error("endpoint", f"no endpoint named {values['endpoint']!r}")
+        version = None
+        if "harness_version_id" in values:
+            version = HarnessVersion.objects.filter(pk=values["harness_version_id"]).first()
+            if version is None:
+                raise _field_error("harness_version_id", "no such harness version")
         try:
             run = services.evals.eval_run_create(
                 eval_set=eval_set,
@@ -221,6 +242,8 @@ class EvalRunListApi(GenericAPIView):  # type: ignore[type-arg]
                 max_tokens=values.get("max_tokens"),
                 max_concurrency=values.get("max_concurrency"),
                 item_limit=values.get("item_limit"),
+                harness_version=version,
+                variant_set=values["variant_set"],
                 created_by=request.user,
             )
         except services.evals.EvalRunError as exc:

@@ -21,7 +21,7 @@ from harness_app.services import VersionStateError
 from training_app.evals.publish_gate import CANDIDATE_ARM, GateThresholds, gate_verdict
 from training_app.models import EvalItemResult, EvalRun, EvalSet, ModelEndpoint
 from training_app.models.gates import PublishCheck, PublishGate
-from training_app.services.evals import EvalRunError, eval_run_cancel, eval_run_create, json_safe
+from training_app.services.evals import EvalRunError, eval_run_create, json_safe
 
 BASELINE_ARM = "baseline"
 MAX_OVERRIDE_REASON = 2000
@@ -63,7 +63,8 @@ def publish_gate_configure(
     problems = GateThresholds(
         warn_drop_points=warn_drop_points, block_drop_points=block_drop_points
     ).problems()
-    for field, message in problems.items():
+    if problems:
+        field, message = next(iter(problems.items()))
         raise PublishGateError(field, message)
     if not 1 <= item_limit <= 500:
         raise PublishGateError("item_limit", "item_limit must be from 1 to 500")
@@ -142,11 +143,6 @@ def publish_check_start(*, version: HarnessVersion, by: Any = None) -> PublishCh
         except EvalRunError as exc:
             raise PublishGateError("gate", f"the gate cannot run: {exc}") from None
     return check
-
-
-def publish_check_cancel(*, check: PublishCheck) -> None:
-    for run in check.runs.all():
-        eval_run_cancel(run=run)
 
 
 def _arm_results(run: EvalRun) -> dict[str, bool]:
