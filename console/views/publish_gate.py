@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -25,12 +26,14 @@ def publish_gate_settings(request: HttpRequest, room_id: int) -> HttpResponse:
     room = harness_selectors.room_get(user=request.user, room_id=room_id)
     gate = PublishGate.objects.select_related("eval_set", "endpoint").filter(room=room).first()
     editable = is_operator(request.user)
+    if request.method == "POST" and not editable:
+        raise PermissionDenied("Only operators change a room's publish gate.")
     form = PublishGateForm(
-        request.POST if request.method == "POST" and editable else None,
+        request.POST if request.method == "POST" else None,
         room=room,
         initial=PublishGateForm.initial_from(gate),
     )
-    if request.method == "POST" and editable and form.is_valid():
+    if request.method == "POST" and form.is_valid():
         try:
             gate_services.publish_gate_configure(room=room, by=request.user, **form.cleaned_data)
         except gate_services.PublishGateError as exc:

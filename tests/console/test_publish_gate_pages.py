@@ -54,7 +54,8 @@ def test_the_gate_tab(
     # the merchant reads it and cannot change it; another merchant does not see the room
     read = merchant_client.get(url)
     assert read.status_code == 200 and b"Operators change these" in read.content
-    merchant_client.post(url, {**form, "item_limit": 3, "warn_drop_points": 1})
+    forbidden = merchant_client.post(url, {**form, "item_limit": 3, "warn_drop_points": 1})
+    assert forbidden.status_code == 403
     gate.refresh_from_db()
     assert gate.item_limit == 8
     assert other_merchant_client.get(url).status_code == 404
