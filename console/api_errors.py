@@ -82,3 +82,8 @@ class FieldErrorsException(APIException):
         super().__init__()
         body: Any = {"detail": detail, "errors": errors}
         self.detail = body
+
+    @classmethod
+    def for_field(cls, field: str, message: str) -> FieldErrorsException:
+        """One error on one field: ``{"detail": message, "errors": [{field, message}]}``."""
+        return cls(message, [{"field": field, "message": message}])

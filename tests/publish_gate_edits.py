@@ -1,6 +1,7 @@
 """Shared by the publish-gate tests (service, API, console): harness edits (a tool renamed
 everywhere the harness names it; a harmless rewording), a draft of one, the gate's quick QA
-set, and a check run to its verdict by executing its eval runs in the test's process."""
+set and its configuration, and a check run to its verdict by executing its eval runs in the
+test's process."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from harness_app.harness.serialization import harness_from_dict
 from harness_app.models import HarnessVersion, Room
 from training_app.evals.qa_set_document import loads_qa_set
 from training_app.evals.qa_sets import QASet
-from training_app.models import EvalSet, PublishCheck
+from training_app.models import EvalSet, ModelEndpoint, PublishCheck
 from training_app.services import evals
 from training_app.services import publish_gate as gate_services
 
@@ -59,6 +60,18 @@ def draft(room: Room, content: dict[str, Any], operator: Any) -> HarnessVersion:
         author=operator,
         message="edit",
     )
+
+
+def configure_gate(room: Room, eval_set: EvalSet, base_url: str, **settings: Any) -> ModelEndpoint:
+    """The room's gate on ``eval_set`` (its first 8 items) answered by the endpoint at
+    ``base_url`` (a gold model server), registered as ``fixed``."""
+    endpoint = ModelEndpoint.objects.create(
+        name="fixed", base_url=base_url, tool_mode="text", max_concurrency=8
+    )
+    gate_services.publish_gate_configure(
+        room=room, eval_set=eval_set, endpoint=endpoint, **{"item_limit": 8, **settings}
+    )
+    return endpoint
 
 
 def run_check(version: HarnessVersion, operator: Any) -> PublishCheck:

@@ -13,7 +13,6 @@ from bench.gold_model import GoldModelServer
 from harness_app.models import HarnessVersion
 from tests import publish_gate_edits as edits
 from training_app.models import ModelEndpoint, PublishCheck, PublishGate
-from training_app.services import publish_gate as gate_services
 
 pytestmark = pytest.mark.django_db
 
@@ -69,12 +68,7 @@ def test_the_publish_page_runs_the_check_and_a_block_needs_an_operators_reason(
     qa = edits.document(gate_set)
     harness_id = compact_room.harness.pk
     with GoldModelServer(qa.items) as server:
-        endpoint = ModelEndpoint.objects.create(
-            name="fixed", base_url=server.base_url, tool_mode="text", max_concurrency=8
-        )
-        gate_services.publish_gate_configure(
-            room=compact_room, eval_set=gate_set, endpoint=endpoint, item_limit=8
-        )
+        edits.configure_gate(compact_room, gate_set, server.base_url)
         broken = edits.draft(
             compact_room, edits.renamed(published.content, "get_product", "product_facts"), operator
         )

@@ -141,10 +141,6 @@ class EvalItemOutput(serializers.ModelSerializer):  # type: ignore[type-arg]
         ]
 
 
-def _field_error(field: str, message: str) -> FieldErrorsException:
-    return FieldErrorsException(message, [{"field": field, "message": message}])
-
-
 class EvalSetListApi(GenericAPIView):  # type: ignore[type-arg]
     permission_classes = [IsOperator]
     serializer_class = EvalSetOutput
@@ -165,7 +161,9 @@ class EvalSetListApi(GenericAPIView):  # type: ignore[type-arg]
             if source == "build":
                 version = HarnessVersion.objects.filter(pk=values["harness_version_id"]).first()
                 if version is None:
-                    raise _field_error("harness_version_id", "no such harness version")
+                    raise FieldErrorsException.for_field(
+                        "harness_version_id", "no such harness version"
+                    )
                 eval_set = services.evals.eval_set_build_qa(
                     harness_version=version,
                     name=values["name"] or f"QA set of v{version.number}",
@@ -222,17 +220,21 @@ class EvalRunListApi(GenericAPIView):  # type: ignore[type-arg]
         values = data.validated_data
         eval_set = EvalSet.objects.filter(pk=values["eval_set_id"]).first()
         if eval_set is None:
-            raise _field_error("eval_set_id", "no such eval set")
+            raise FieldErrorsException.for_field("eval_set_id", "no such eval set")
         endpoint = None
         if values["endpoint"]:
             endpoint = ModelEndpoint.objects.filter(name=values["endpoint"]).first()
             if endpoint is None:
-                raise _field_error("endpoint", f"no endpoint named {values['endpoint']!r}")
+                raise FieldErrorsException.for_field(
+                    "endpoint", f"no endpoint named {values['endpoint']!r}"
+                )
         version = None
         if "harness_version_id" in values:
             version = HarnessVersion.objects.filter(pk=values["harness_version_id"]).first()
             if version is None:
-                raise _field_error("harness_version_id", "no such harness version")
+                raise FieldErrorsException.for_field(
+                    "harness_version_id", "no such harness version"
+                )
         try:
             run = services.evals.eval_run_create(
                 eval_set=eval_set,
@@ -247,7 +249,7 @@ class EvalRunListApi(GenericAPIView):  # type: ignore[type-arg]
                 created_by=request.user,
             )
         except services.evals.EvalRunError as exc:
-            raise _field_error(exc.field, str(exc)) from None
+            raise FieldErrorsException.for_field(exc.field, str(exc)) from None
         return Response(EvalRunOutput(run).data, status=status.HTTP_201_CREATED)
 
 
@@ -289,7 +291,7 @@ def _run_ids(request: Request, parameter: str) -> list[int]:
     raw = request.query_params.get(parameter, "")
     parts = [p for p in raw.split(",") if p.strip()]
     if not parts or len(parts) > MAX_RUNS_PER_TABLE or not all(p.strip().isdigit() for p in parts):
-        raise _field_error(
+        raise FieldErrorsException.for_field(
             parameter, f"a comma-separated list of 1-{MAX_RUNS_PER_TABLE} run ids, e.g. 3,4,7"
         )
     return [int(p) for p in parts]
@@ -299,7 +301,7 @@ def _finished_runs(ids: list[int], parameter: str) -> list[EvalRun]:
     found = {r.pk: r for r in selectors.evals.eval_runs_finished().filter(pk__in=ids)}
     missing = [i for i in ids if i not in found]
     if missing:
-        raise _field_error(
+        raise FieldErrorsException.for_field(
             parameter, f"no finished eval run with id {', '.join(map(str, missing))}"
         )
     return [found[i] for i in dict.fromkeys(ids)]
@@ -327,7 +329,7 @@ class EvalScoreTableApi(GenericAPIView):  # type: ignore[type-arg]
         try:
             report = selectors.evals.score_report(runs)
         except ScoreTableError as exc:
-            raise _field_error("runs", str(exc)) from None
+            raise FieldErrorsException.for_field("runs", str(exc)) from None
         if request.query_params.get("export") == "csv":
             return HttpResponse(report.table.to_csv(), content_type="text/csv")
         held_out = [
@@ -371,7 +373,7 @@ class EvalCompareApi(GenericAPIView):  # type: ignore[type-arg]
         try:
             comparison = selectors.evals.eval_runs_compare(run_a=run_a, run_b=run_b)
         except selectors.evals.ComparisonError as exc:
-            raise _field_error("b", str(exc)) from None
+            raise FieldErrorsException.for_field("b", str(exc)) from None
         d, m = comparison.difference, comparison.mcnemar
         body = {
             "a": run_a.pk,

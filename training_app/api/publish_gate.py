@@ -89,10 +89,6 @@ class PublishCheckOutput(serializers.ModelSerializer):  # type: ignore[type-arg]
         return sum(r.progress_total for r in check.runs.all())
 
 
-def _field_error(field: str, message: str) -> FieldErrorsException:
-    return FieldErrorsException(message, [{"field": field, "message": message}])
-
-
 class PublishGateApi(GenericAPIView):  # type: ignore[type-arg]
     permission_classes = [IsConsoleUser]
     serializer_class = PublishGateOutput
@@ -119,17 +115,17 @@ class PublishGateApi(GenericAPIView):  # type: ignore[type-arg]
         values: dict[str, Any] = dict(data.validated_data)
         eval_set = EvalSet.objects.filter(pk=values.pop("eval_set_id")).first()
         if eval_set is None:
-            raise _field_error("eval_set_id", "no such eval set")
+            raise FieldErrorsException.for_field("eval_set_id", "no such eval set")
         endpoint = ModelEndpoint.objects.filter(name=values.pop("endpoint")).first()
         if endpoint is None:
-            raise _field_error("endpoint", "no such model endpoint")
+            raise FieldErrorsException.for_field("endpoint", "no such model endpoint")
         try:
             gate = gate_services.publish_gate_configure(
                 room=room, eval_set=eval_set, endpoint=endpoint, by=request.user, **values
             )
         except gate_services.PublishGateError as exc:
             field = "eval_set_id" if exc.field == "eval_set" else exc.field
-            raise _field_error(field, exc.message) from None
+            raise FieldErrorsException.for_field(field, exc.message) from None
         return Response(PublishGateOutput(gate).data)
 
 
@@ -155,5 +151,5 @@ class PublishCheckApi(GenericAPIView):  # type: ignore[type-arg]
         try:
             check = gate_services.publish_check_start(version=version, by=request.user)
         except gate_services.PublishGateError as exc:
-            raise _field_error(exc.field, exc.message) from None
+            raise FieldErrorsException.for_field(exc.field, exc.message) from None
         return Response(PublishCheckOutput(check).data, status=status.HTTP_201_CREATED)
