@@ -2,9 +2,18 @@
 
 * ``live``: live replies with their traces, latency reports;
 * ``experiments``: experiments, arms, phases, sticky assignments, exposures;
-* ``events``: viewer events and the rollups behind the readout.
+* ``events``: viewer events and the rollups behind the readout;
+* ``blind_tests``: blind human preference tests, their pairs, assignments and labels.
 """
 
+from experiments_app.models.blind_tests import (
+    BlindLabel,
+    BlindPair,
+    BlindSide,
+    BlindTest,
+    BlindTestLabeler,
+    PairAssignment,
+)
 from experiments_app.models.events import (
     ArmDayStats,
     Event,
@@ -28,6 +37,11 @@ __all__ = [
     "BUCKETS",
     "ArmDayStats",
     "Assignment",
+    "BlindLabel",
+    "BlindPair",
+    "BlindSide",
+    "BlindTest",
+    "BlindTestLabeler",
     "Event",
     "Experiment",
     "ExperimentArm",
@@ -37,6 +51,7 @@ __all__ = [
     "Exposure",
     "LatencyReport",
     "LiveReply",
+    "PairAssignment",
     "RollupState",
     "UnitDay",
     "UvDay",

@@ -149,6 +149,14 @@ class EvalRun(models.Model):
     gate_arm = models.CharField(
         max_length=32, blank=True, help_text="baseline, candidate or candidate_t1 in a check."
     )
+    judge_version = models.ForeignKey(
+        "training_app.JudgeVersion",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="eval_runs",
+        help_text="Live-Stream QA: the judge scores Effectiveness (instead of the rule check).",
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
