@@ -54,3 +54,18 @@ def requeue_stale_stages() -> list[int]:
 def run_eval(run_id: int) -> str:
     """One eval run; a redelivered message continues after the items already stored."""
     return services.evals.eval_run_execute(run_id)
+
+
+@shared_task(
+    name="training_app.run_judge_calibration",
+    acks_late=True,
+    soft_time_limit=settings.HAT_EVAL_RUN_TIME_LIMIT_S - 60,
+    time_limit=settings.HAT_EVAL_RUN_TIME_LIMIT_S,
+    queue="eval",
+)
+def run_judge_calibration(calibration_id: int) -> str:
+    """A judge version on a blind test's labeled pairs; a redelivered message continues
+    after the pairs already judged."""
+    from training_app.services.judges import judge_calibration_execute
+
+    return judge_calibration_execute(calibration_id)

@@ -280,7 +280,8 @@ def _side(answer: PairAnswer | Unparsed, *, reversed_order: bool) -> Side | None
         return None
     if answer.choice == "tie":
         return "tie"
-    first, second = ("two", "one") if reversed_order else ("one", "two")
+    first: Side = "two" if reversed_order else "one"
+    second: Side = "one" if reversed_order else "two"
     return first if answer.choice == "1" else second
 
 

@@ -151,3 +151,19 @@ def calibration_report(
         "n_resamples": n_resamples,
         "seed": seed,
     }
+
+
+def human_majority(choices: Sequence[str]) -> str | None:
+    """The human label of a pair from its labels (``BlindLabel.Choice`` values): the strict
+    plurality of "one" / "tie" / "two", with "both_bad" counting as "tie" (neither side is
+    better). None when the top count is shared (no majority) or there is no label."""
+    counts = {label: 0 for label in LABELS}
+    for choice in choices:
+        side = "tie" if choice == "both_bad" else choice
+        if side not in counts:
+            raise ValueError(f"label {choice!r} is not one, tie, two or both_bad")
+        counts[side] += 1
+    ranked = sorted(counts.items(), key=lambda kv: kv[1], reverse=True)
+    if ranked[0][1] == 0 or ranked[0][1] == ranked[1][1]:
+        return None
+    return ranked[0][0]

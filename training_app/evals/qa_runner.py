@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
 from harness_app.harness.model import Harness
@@ -99,6 +99,10 @@ class JudgeVerdict:
     score: float
     reason: str = ""
     judge: str = ""
+    # The judge's Effectiveness in [0, 1]: when set it replaces the rule-based component.
+    effectiveness: float | None = None
+    # False: the ``judge`` check is informational (the judge changes a score, not pass/fail).
+    required: bool = True
 
 
 class QAJudge(Protocol):
@@ -174,6 +178,8 @@ class QAItemResult:
                 "score": self.judge.score,
                 "reason": self.judge.reason,
                 "judge": self.judge.judge,
+                "effectiveness": self.judge.effectiveness,
+                "required": self.judge.required,
             },
             "trace": dict(self.trace),
         }
@@ -206,6 +212,8 @@ class QAItemResult:
                 float(judge["score"]),
                 str(judge["reason"]),
                 str(judge["judge"]),
+                None if judge.get("effectiveness") is None else float(judge["effectiveness"]),
+                bool(judge.get("required", True)),
             ),
             trace=dict(data.get("trace") or {}),
         )
@@ -278,10 +286,11 @@ def _run_checked(
             verdict = judge.judge(item, str(trace.get("reply") or ""), trace)
         except Exception as exc:  # a judge failure fails the check, with the reason
             verdict = JudgeVerdict(False, 0.0, f"judge error: {type(exc).__name__}: {exc}")
-        verdict = JudgeVerdict(
-            verdict.passed, verdict.score, verdict.reason, verdict.judge or judge.name
-        )
-        checks.append(RuleCheck("judge", verdict.passed, True, verdict.reason))
+        verdict = replace(verdict, judge=verdict.judge or judge.name)
+        checks.append(RuleCheck("judge", verdict.passed, verdict.required, verdict.reason))
+    scores = item_scores(trace, item.gold)
+    if verdict is not None and verdict.effectiveness is not None:
+        scores = replace(scores, effectiveness=verdict.effectiveness)
     fallback = str(trace.get("fallback_reason") or "")
     steps = trace.get("steps", ())
     return QAItemResult(
@@ -302,7 +311,7 @@ def _run_checked(
             str(s["name"]) for s in steps if s["kind"] == "skill_load" and s["detail"].get("ok")
         ),
         checks=tuple(checks),
-        scores=item_scores(trace, item.gold),
+        scores=scores,
         passed=all_required_passed(checks),
         latency_s=round(latency, 6),
         fallback_reason=fallback,

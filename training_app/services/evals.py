@@ -298,6 +298,7 @@ def eval_run_create(
     variant_set: str = "",
     publish_check: Any = None,
     gate_arm: str = "",
+    judge_version: Any = None,
     created_by: Any = None,
 ) -> EvalRun:
     """A queued run of ``eval_set`` by one model (an endpoint, or a local checkpoint for
@@ -331,6 +332,8 @@ def eval_run_create(
         raise EvalRunError(field, "only a Live-Stream QA set runs on another harness or variant")
     if variant_set not in ("", "t1", "t2"):
         raise EvalRunError("variant_set", "variant_set must be t1, t2 or empty")
+    if judge_version is not None and eval_set.kind != EvalSet.Kind.LIVE_STREAM_QA:
+        raise EvalRunError("judge_version_id", "only a Live-Stream QA run is scored by a judge")
     concurrency = max_concurrency or min(4, endpoint.max_concurrency if endpoint else 4)
     if endpoint is not None and concurrency > endpoint.max_concurrency:
         raise EvalRunError(
@@ -376,6 +379,7 @@ def eval_run_create(
         variant_set=variant_set,
         publish_check=publish_check,
         gate_arm=gate_arm,
+        judge_version=judge_version,
         progress_total=total,
         created_by=created_by,
     )
@@ -512,6 +516,11 @@ def _execute_qa(run: EvalRun) -> bool:
             result=result.to_dict(),
         )
 
+    judge = None
+    if run.judge_version_id is not None:  # the judge scores Effectiveness (docs/JUDGE.md)
+        from training_app.services.judges import EvalEffectivenessJudge
+
+        judge = EvalEffectivenessJudge(run.judge_version)  # type: ignore[arg-type]
     try:
         outcome = run_qa_set(
             model,
@@ -521,9 +530,12 @@ def _execute_qa(run: EvalRun) -> bool:
             max_concurrency=run.max_concurrency,
             progress=store,
             should_cancel=_CancelPoll(run.pk),
+            judge=judge,
         )
     finally:
         writer.flush()
+        if judge is not None:
+            judge.store(run.pk)
     return outcome.cancelled
 
 
@@ -897,7 +909,22 @@ def _versions(run: EvalRun) -> dict[str, Any]:
         "harness": harness,
         "eval_set": {"id": eval_set.pk, "content_hash": eval_set.content_hash},
         "scorer": {"name": scorer, "sha256": _source_digest(SCORER_SOURCES[scorer])},
-        "judge": None,
+        "judge": _judge_versions(run),
+    }
+
+
+def _judge_versions(run: EvalRun) -> dict[str, Any] | None:
+    version = run.judge_version
+    if version is None:
+        return None
+    return {
+        "judge": version.judge.name,
+        "judge_id": version.judge_id,
+        "judge_version": version.pk,
+        "number": version.number,
+        "model_name": version.model_name,
+        "endpoint": version.endpoint.name,
+        "rubric_sha256": version.rubric_sha256,
     }
 
 

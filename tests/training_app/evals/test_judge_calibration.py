@@ -102,3 +102,16 @@ def test_position_bias_rate_and_report() -> None:
     assert report["unparsed"] == 2 and report["skipped_no_majority"] == 1
     assert report["human_labels"] == {"one": 2, "tie": 1, "two": 1}
     assert report["labels"] == ["one", "tie", "two"]
+
+
+def test_human_majority_counts_both_bad_as_tie_and_skips_splits() -> None:
+    from training_app.evals.judge_calibration import human_majority
+
+    assert human_majority(["one", "one", "two"]) == "one"
+    assert human_majority(["both_bad", "tie", "one"]) == "tie"
+    assert human_majority(["both_bad", "two", "two"]) == "two"
+    assert human_majority(["one", "two"]) is None
+    assert human_majority(["one", "two", "both_bad"]) is None
+    assert human_majority([]) is None
+    with pytest.raises(ValueError, match="not one"):
+        human_majority(["A"])
