@@ -307,6 +307,8 @@ SPECTACULAR_SETTINGS = {
         "StageKindEnum": "training_app.models.StageRun.Kind",
         "EvalRunStatusEnum": "training_app.models.EvalRun.Status",
         "EvalVariantSetEnum": "training_app.models.EvalSet.VariantSet",
+        "JudgeScoreKindEnum": "training_app.models.JudgeScore.Kind",
+        "JudgeCalibrationStatusEnum": "training_app.models.JudgeCalibration.Status",
         "HeldOutVariantSetEnum": [("t1", "t1"), ("t2", "t2")],
     },
 }
@@ -367,6 +369,7 @@ CELERY_BEAT_SCHEDULE = {
 CELERY_TASK_ROUTES = {
     "training_app.run_stage": {"queue": "train"},
     "training_app.run_eval": {"queue": "eval"},
+    "training_app.run_judge_calibration": {"queue": "eval"},
 }
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "celery-broker"
