@@ -61,7 +61,6 @@ def run_eval(run_id: int) -> str:
     acks_late=True,
     soft_time_limit=settings.HAT_EVAL_RUN_TIME_LIMIT_S - 60,
     time_limit=settings.HAT_EVAL_RUN_TIME_LIMIT_S,
-    queue="eval",
 )
 def run_judge_calibration(calibration_id: int) -> str:
     """A judge version on a blind test's labeled pairs; a redelivered message continues
