@@ -520,3 +520,45 @@ def score_table_figure(table: dict[str, Any]) -> dict[str, Any]:
         _layout(barmode="group", yaxis={"title": "score (points)", "range": [0, 100]})
     )
     return _as_dict(fig)
+
+
+def blind_test_figure(
+    *, label_one: str, label_two: str, wins: int, ties: int, losses: int, win_rate: Any
+) -> dict[str, Any]:
+    """A blind test's result: the pairs as one stacked bar (side one wins, ties, side two
+    wins, in % of pairs) and side one's decisive win rate with its Wilson interval below it;
+    ``win_rate`` is ``stats.preference.Interval``."""
+    pairs = max(1, wins + ties + losses)
+    row = "Pairs"
+    fig = go.Figure()
+    parts = ((f"{label_one} wins", wins, "#0072B2"), ("Ties", ties, "#BBBBBB"))
+    for name, count, color in (*parts, (f"{label_two} wins", losses, "#E69F00")):
+        fig.add_bar(
+            name=name,
+            y=[row],
+            x=[100 * count / pairs],
+            orientation="h",
+            marker_color=color,
+            text=[str(count)],
+            hovertemplate=f"{name}: {count} (%{{x:.1f}}%)<extra></extra>",
+        )
+    if not math.isnan(win_rate.estimate):
+        est = 100 * win_rate.estimate
+        fig.add_scatter(
+            name=f"{label_one} decisive win rate",
+            y=["Decisive win rate"],
+            x=[est],
+            mode="markers",
+            marker={"size": 11, "color": "#000000"},
+            error_x={
+                "type": "data",
+                "array": [100 * win_rate.high - est],
+                "arrayminus": [est - 100 * win_rate.low],
+                "visible": True,
+            },
+            hovertemplate="%{x:.1f}%<extra>Wilson interval</extra>",
+        )
+    fig.update_layout(
+        _layout(barmode="stack", height=220, xaxis={"title": "% ", "range": [0, 100]})
+    )
+    return _as_dict(fig)

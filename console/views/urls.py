@@ -4,6 +4,7 @@ from django.urls import include, path
 
 from console.views import (
     api_keys,
+    blind_tests,
     datasets,
     diff,
     editor,
@@ -12,6 +13,7 @@ from console.views import (
     harnesses,
     home,
     hsa_preview,
+    labeling,
     latency,
     products,
     publish_gate,
@@ -27,7 +29,8 @@ app_name = "console"
 
 urlpatterns = [
     path("", home.home, name="home"),
-    path("labeling/", home.labeling, name="labeling"),
+    path("labeling/", labeling.labeling, name="labeling"),
+    path("labeling/<str:token>/", labeling.labeling_test, name="labeling-test"),
     # rooms, catalog, API keys
     path("rooms/", rooms.room_list, name="room-list"),
     path("rooms/new/", rooms.room_create, name="room-create"),
@@ -177,6 +180,38 @@ urlpatterns = [
     path("evaluation/runs/<int:run_id>/cancel/", evals.eval_run_cancel, name="eval-run-cancel"),
     path("evaluation/score-table/", evals.eval_score_table, name="eval-score-table"),
     path("evaluation/compare/", evals.eval_compare, name="eval-compare"),
+    # blind tests (operators; docs/BLIND_TESTS.md)
+    path("blind-tests/", blind_tests.blind_test_list, name="blind-test-list"),
+    path("blind-tests/new/", blind_tests.blind_test_create, name="blind-test-create"),
+    path("blind-tests/labelers/", blind_tests.labeler_list, name="blind-test-labelers"),
+    path("blind-tests/<int:test_id>/", blind_tests.blind_test_detail, name="blind-test-detail"),
+    path(
+        "blind-tests/<int:test_id>/status/",
+        blind_tests.blind_test_status,
+        name="blind-test-status",
+    ),
+    path(
+        "blind-tests/<int:test_id>/labels.csv",
+        blind_tests.blind_test_labels_csv,
+        name="blind-test-labels-csv",
+    ),
+    path(
+        "blind-tests/<int:test_id>/labelers/",
+        blind_tests.blind_test_assign,
+        name="blind-test-assign",
+    ),
+    path(
+        "blind-tests/<int:test_id>/labelers/<int:labeler_id>/remove/",
+        blind_tests.blind_test_unassign,
+        name="blind-test-unassign",
+    ),
+    path("blind-tests/<int:test_id>/close/", blind_tests.blind_test_close, name="blind-test-close"),
+    path("blind-tests/<int:test_id>/open/", blind_tests.blind_test_open, name="blind-test-open"),
+    path(
+        "set-password/<uidb64>/<token>/",
+        blind_tests.SetPasswordView.as_view(),
+        name="set-password",
+    ),
     # A/B experiments
     path("", include("console.views.experiment_urls")),
 ]
