@@ -256,6 +256,8 @@ HAT_EXPERIMENT_CACHE_S = env.float("HAT_EXPERIMENT_CACHE_S", default=5.0)
 HAT_ROLLUP_INTERVAL_S = env.float("HAT_ROLLUP_INTERVAL_S", default=60.0)
 # Parallel workers per rollup statement beside the leader (PostgreSQL): one per spare core.
 HAT_ROLLUP_PARALLEL_WORKERS = env.int("HAT_ROLLUP_PARALLEL_WORKERS", default=1)
+# Blind tests: how long a pair shown to a labeler keeps its slot reserved (docs/LABELING.md).
+HAT_BLIND_ASSIGNMENT_TTL_S = env.float("HAT_BLIND_ASSIGNMENT_TTL_S", default=900.0)
 
 REST_FRAMEWORK = {
     # Token first: an API client without valid credentials gets 401 with
@@ -310,6 +312,8 @@ SPECTACULAR_SETTINGS = {
         "JudgeScoreKindEnum": "training_app.models.JudgeScore.Kind",
         "JudgeCalibrationStatusEnum": "training_app.models.JudgeCalibration.Status",
         "HeldOutVariantSetEnum": [("t1", "t1"), ("t2", "t2")],
+        # The labeler's verdict in screen terms (a = left reply, b = right reply).
+        "LabelingChoiceEnum": "experiments_app.services.blind_labeling.ScreenChoice",
     },
 }
 

@@ -1,4 +1,4 @@
-"""The landing page after login, and the labeling placeholder."""
+"""The landing page after login (labelers go to their labeling page)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from console.roles import can_use_console, is_labeler
-from console.views.access import labeling_user_required
 
 
 @login_required
@@ -19,7 +18,3 @@ def home(request: HttpRequest) -> HttpResponse:
     # Signed in but given no role yet: say so instead of a bare 404.
     return render(request, "console/no_role.html", status=403)
 
-
-@labeling_user_required
-def labeling(request: HttpRequest) -> HttpResponse:
-    return render(request, "console/labeling.html")

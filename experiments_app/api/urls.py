@@ -1,6 +1,6 @@
 from django.urls import path
 
-from experiments_app.api import events, experiments
+from experiments_app.api import events, experiments, labeling
 from experiments_app.api.live import LiveReplyApi
 
 urlpatterns = [
@@ -26,6 +26,28 @@ urlpatterns = [
         "experiments/<int:experiment_id>/allocation/",
         experiments.ExperimentAllocationApi.as_view(),
         name="experiment-allocation",
+    ),
+    # the labeler's side of blind tests (docs/LABELING.md)
+    path("labeling/tests/", labeling.LabelingTestListApi.as_view(), name="labeling-test-list"),
+    path(
+        "labeling/tests/<str:token>/next/",
+        labeling.LabelingNextApi.as_view(),
+        name="labeling-next",
+    ),
+    path(
+        "labeling/tests/<str:token>/labels/",
+        labeling.LabelingLabelApi.as_view(),
+        name="labeling-labels",
+    ),
+    path(
+        "labeling/tests/<str:token>/undo/",
+        labeling.LabelingUndoApi.as_view(),
+        name="labeling-undo",
+    ),
+    path(
+        "labeling/tests/<str:token>/skip/",
+        labeling.LabelingSkipApi.as_view(),
+        name="labeling-skip",
     ),
     path(
         "experiments/<int:experiment_id>/readout",
