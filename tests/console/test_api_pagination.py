@@ -12,7 +12,7 @@ from console import api_urls
 from console.api_pagination import MAX_LIMIT, MAX_OFFSET
 from harness_app.models import Room
 from tests.factories import ProductFactory
-from training_app.models import EvalRun, EvalSet, ModelEndpoint
+from training_app.models import EvalRun, EvalSet, Judge, ModelEndpoint
 
 pytestmark = pytest.mark.django_db
 
@@ -23,6 +23,14 @@ def _eval_run() -> EvalRun:
     )
     endpoint = ModelEndpoint.objects.create(name="base", base_url="http://127.0.0.1:9/v1")
     return EvalRun.objects.create(eval_set=eval_set, endpoint=endpoint, model_label="Base")
+
+
+def _judge(run: EvalRun) -> Judge:
+    from training_app.services.judges import judge_create
+
+    endpoint = run.endpoint
+    assert endpoint is not None
+    return Judge.objects.first() or judge_create(name="judge", endpoint=endpoint)
 
 
 def list_urls(room: Room) -> list[str]:
@@ -42,6 +50,9 @@ def list_urls(room: Room) -> list[str]:
         "/api/v1/eval-sets/",
         "/api/v1/eval-runs/",
         f"/api/v1/eval-runs/{run.pk}/items/",
+        "/api/v1/judges/",
+        f"/api/v1/judges/{_judge(run).pk}/versions/",
+        "/api/v1/judge-calibrations/",
     ]
 
 
@@ -54,7 +65,7 @@ def test_the_list_above_is_every_paginated_api_list(room: Room) -> None:
             get = getattr(view, "get", None)
             if get is not None and "paginate_queryset" in inspect.getsource(get):
                 paginated.append(f"/api/v1/{pattern.pattern}")
-    assert len(paginated) == len(list_urls(room)) == 13
+    assert len(paginated) == len(list_urls(room)) == 16
 
 
 @pytest.mark.parametrize(

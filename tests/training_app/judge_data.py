@@ -52,7 +52,7 @@ def blind_test(
             test=test, side=side, label=f"side {side}", harness_version=version, endpoint=endpoint
         )
     width = max([len(x) for x in labels] + [len(gold_labels)])
-    labelers = [UserFactory() for _ in range(width)]
+    labelers: list[Any] = [UserFactory() for _ in range(width)]
     rows = [*labels, gold_labels] if gold_labels else list(labels)
     for position, choices in enumerate(rows):
         gold = bool(gold_labels) and position == len(rows) - 1

@@ -21,7 +21,7 @@ from harness_app.models import HarnessVersion
 from harness_app.permissions import IsOperator
 from training_app import selectors, services
 from training_app.evals.score_table import ScoreTableError
-from training_app.models import EvalItemResult, EvalRun, EvalSet, ModelEndpoint
+from training_app.models import EvalItemResult, EvalRun, EvalSet, JudgeVersion, ModelEndpoint
 
 MAX_RUNS_PER_TABLE = 50
 
@@ -88,6 +88,7 @@ class EvalRunOutput(serializers.ModelSerializer):  # type: ignore[type-arg]
             "variant_set",
             "publish_check",
             "gate_arm",
+            "judge_version",
             "status",
             "progress_done",
             "progress_total",
@@ -123,6 +124,13 @@ class EvalRunInput(serializers.Serializer):  # type: ignore[type-arg]
         required=False,
         default="",
         help_text="Run each item under a held-out HSA variant of its harness.",
+    )
+    judge_version_id = serializers.IntegerField(
+        min_value=1,
+        max_value=2**31 - 1,
+        required=False,
+        allow_null=True,
+        help_text="Live-Stream QA: this judge version scores Effectiveness (optional).",
     )
 
 
@@ -235,6 +243,11 @@ class EvalRunListApi(GenericAPIView):  # type: ignore[type-arg]
                 raise FieldErrorsException.for_field(
                     "harness_version_id", "no such harness version"
                 )
+        judge_version = None
+        if values.get("judge_version_id") is not None:
+            judge_version = JudgeVersion.objects.filter(pk=values["judge_version_id"]).first()
+            if judge_version is None:
+                raise FieldErrorsException.for_field("judge_version_id", "no such judge version")
         try:
             run = services.evals.eval_run_create(
                 eval_set=eval_set,
@@ -246,6 +259,7 @@ class EvalRunListApi(GenericAPIView):  # type: ignore[type-arg]
                 item_limit=values.get("item_limit"),
                 harness_version=version,
                 variant_set=values["variant_set"],
+                judge_version=judge_version,
                 created_by=request.user,
             )
         except services.evals.EvalRunError as exc:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from training_app.api import datasets, evals, hsa, publish_gate, runs
+from training_app.api import datasets, evals, hsa, judges, publish_gate, runs
 
 urlpatterns = [
     path("datasets/", datasets.DatasetListApi.as_view(), name="dataset-list"),
@@ -90,6 +90,27 @@ urlpatterns = [
         "harnesses/<int:harness_id>/versions/<int:number>/publish-check/",
         publish_gate.PublishCheckApi.as_view(),
         name="publish-check",
+    ),
+    path("judges/", judges.JudgeListApi.as_view(), name="judge-list"),
+    path("judges/<int:judge_id>/", judges.JudgeDetailApi.as_view(), name="judge-detail"),
+    path(
+        "judges/<int:judge_id>/versions/",
+        judges.JudgeVersionListApi.as_view(),
+        name="judge-version-list",
+    ),
+    path("judges/<int:judge_id>/score/", judges.JudgeScoreApi.as_view(), name="judge-score"),
+    path(
+        "judges/<int:judge_id>/compare/", judges.JudgeCompareApi.as_view(), name="judge-compare"
+    ),
+    path(
+        "judge-calibrations/",
+        judges.CalibrationListApi.as_view(),
+        name="judge-calibration-list",
+    ),
+    path(
+        "judge-calibrations/<int:calibration_id>/",
+        judges.CalibrationDetailApi.as_view(),
+        name="judge-calibration-detail",
     ),
     path("hsa/transforms/", hsa.HsaCatalogApi.as_view(), name="hsa-catalog"),
     path(
