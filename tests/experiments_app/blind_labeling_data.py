@@ -65,9 +65,9 @@ def _version(room: Any, operator: Any, number: int, message: str) -> HarnessVers
     version = harness_services.harness_version_create(
         harness=room.harness,
         content=harness_from_yaml(DEMO_HARNESS.read_text("utf-8")),
-        base_version=room.harness.versions.order_by("-number").values_list(
-            "number", flat=True
-        ).first(),
+        base_version=room.harness.versions.order_by("-number")
+        .values_list("number", flat=True)
+        .first(),
         author=operator,
         message=message,
     )
@@ -92,7 +92,7 @@ def build_blind_test(
     from tests.factories import RoomFactory, UserFactory
 
     owner = UserFactory(role=Role.MERCHANT)
-    room = RoomFactory(owner=owner, name=ROOM_NAME)
+    room: Any = RoomFactory(owner=owner, name=ROOM_NAME)
     room.harness.name = HARNESS_NAME
     room.harness.save(update_fields=["name"])
     version_one = _version(room, operator, SIDE_ONE.version_number, "side one")
@@ -127,7 +127,9 @@ def build_blind_test(
         name=TEST_NAME,
         instructions=instructions,
         room=room,
-        compare=BlindTest.Compare.EXPERIMENT_ARMS if with_experiment else BlindTest.Compare.ENDPOINTS,
+        compare=(
+            BlindTest.Compare.EXPERIMENT_ARMS if with_experiment else BlindTest.Compare.ENDPOINTS
+        ),
         experiment=experiment,
         request_source=BlindTest.RequestSource.UPLOAD,
         reply_source=BlindTest.ReplySource.STORED,
@@ -154,7 +156,9 @@ def build_blind_test(
                 test=test,
                 position=i,
                 comment=f"Viewer {i}: does the wool coat come in navy?",
-                context={"product": {"sku": f"COAT-{i:03d}", "title": "Wool coat", "price": "89.00"}},
+                context={
+                    "product": {"sku": f"COAT-{i:03d}", "title": "Wool coat", "price": "89.00"}
+                },
                 reply_one=f"First-side reply {i}: yes, navy is in stock.",
                 reply_two=f"Second-side reply {i}: let me check the catalog for you.",
                 ready=True,
