@@ -312,6 +312,11 @@ SPECTACULAR_SETTINGS = {
         "JudgeScoreKindEnum": "training_app.models.JudgeScore.Kind",
         "JudgeCalibrationStatusEnum": "training_app.models.JudgeCalibration.Status",
         "HeldOutVariantSetEnum": [("t1", "t1"), ("t2", "t2")],
+        "BlindTestCompareEnum": "experiments_app.models.blind_tests.BlindTest.Compare",
+        "BlindTestRequestSourceEnum": "experiments_app.models.blind_tests.BlindTest.RequestSource",
+        "BlindTestReplySourceEnum": "experiments_app.models.blind_tests.BlindTest.ReplySource",
+        "BlindTestStatusEnum": "experiments_app.models.blind_tests.BlindTest.Status",
+        "BlindTestStratifyByEnum": [("", "none"), ("skill", "skill"), ("product", "product")],
         # The labeler's verdict in screen terms (a = left reply, b = right reply).
         "LabelingChoiceEnum": "experiments_app.services.blind_labeling.ScreenChoice",
     },

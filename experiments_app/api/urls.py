@@ -1,6 +1,6 @@
 from django.urls import path
 
-from experiments_app.api import events, experiments, labeling
+from experiments_app.api import blind_tests, events, experiments, labeling
 from experiments_app.api.live import LiveReplyApi
 
 urlpatterns = [
@@ -27,6 +27,39 @@ urlpatterns = [
         experiments.ExperimentAllocationApi.as_view(),
         name="experiment-allocation",
     ),
+    # blind tests, operators (docs/BLIND_TESTS.md)
+    path("blind-tests/", blind_tests.BlindTestListApi.as_view(), name="blind-test-list"),
+    path(
+        "blind-tests/<int:test_id>/",
+        blind_tests.BlindTestDetailApi.as_view(),
+        name="blind-test-detail",
+    ),
+    path(
+        "blind-tests/<int:test_id>/labels.csv",
+        blind_tests.BlindTestLabelsCsvApi.as_view(),
+        name="blind-test-labels-csv",
+    ),
+    path(
+        "blind-tests/<int:test_id>/close/",
+        blind_tests.BlindTestCloseApi.as_view(),
+        name="blind-test-close",
+    ),
+    path(
+        "blind-tests/<int:test_id>/open/",
+        blind_tests.BlindTestOpenApi.as_view(),
+        name="blind-test-open",
+    ),
+    path(
+        "blind-tests/<int:test_id>/labelers/",
+        blind_tests.BlindTestLabelersApi.as_view(),
+        name="blind-test-labelers",
+    ),
+    path(
+        "blind-tests/<int:test_id>/labelers/<int:labeler_id>/",
+        blind_tests.BlindTestLabelerApi.as_view(),
+        name="blind-test-labeler",
+    ),
+    path("labelers/", blind_tests.LabelerInviteApi.as_view(), name="labeler-invite"),
     # the labeler's side of blind tests (docs/LABELING.md)
     path("labeling/tests/", labeling.LabelingTestListApi.as_view(), name="labeling-test-list"),
     path(

@@ -44,6 +44,7 @@ def list_urls(room: Room) -> list[str]:
         "/api/v1/harnesses/",
         f"/api/v1/harnesses/{harness_id}/versions/",
         "/api/v1/experiments/",
+        "/api/v1/blind-tests/",
         "/api/v1/datasets/",
         "/api/v1/augmentation-jobs/",
         "/api/v1/training-runs/",
@@ -65,7 +66,7 @@ def test_the_list_above_is_every_paginated_api_list(room: Room) -> None:
             get = getattr(view, "get", None)
             if get is not None and "paginate_queryset" in inspect.getsource(get):
                 paginated.append(f"/api/v1/{pattern.pattern}")
-    assert len(paginated) == len(list_urls(room)) == 16
+    assert len(paginated) == len(list_urls(room)) == 17
 
 
 @pytest.mark.parametrize(
