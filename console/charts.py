@@ -562,3 +562,31 @@ def blind_test_figure(
         _layout(barmode="stack", height=220, xaxis={"title": "% ", "range": [0, 100]})
     )
     return _as_dict(fig)
+
+
+def confusion_heatmap(report: dict[str, Any]) -> dict[str, Any]:
+    """A judge calibration's confusion matrix (``JudgeCalibration.report``): rows the human
+    majority, columns the judge's both-order verdict, each cell the pair count."""
+    names = {"one": "side one", "tie": "tie", "two": "side two"}
+    labels = [names.get(label, label) for label in report.get("labels", [])]
+    matrix = report.get("confusion", [])
+    fig = go.Figure(
+        go.Heatmap(
+            z=matrix,
+            x=labels,
+            y=labels,
+            colorscale="Blues",
+            text=matrix,
+            texttemplate="%{text}",
+            hovertemplate="humans: %{y}<br>judge: %{x}<br>pairs: %{z}<extra></extra>",
+            showscale=False,
+        )
+    )
+    fig.update_layout(
+        _layout(
+            height=300,
+            xaxis={"title": "judge", "side": "bottom"},
+            yaxis={"title": "humans (majority)", "autorange": "reversed"},
+        )
+    )
+    return _as_dict(fig)

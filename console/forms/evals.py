@@ -10,7 +10,7 @@ from django.conf import settings
 
 from harness_app.hsa.bfcl_data import CATEGORIES as BFCL_CATEGORIES
 from harness_app.models import HarnessVersion
-from training_app.models import EvalRun, EvalSet, ModelEndpoint
+from training_app.models import EvalRun, EvalSet, JudgeVersion, ModelEndpoint
 
 MODEL_LABELS = ("Base", "Fixed-Harness SFT", "HAT")
 
@@ -92,9 +92,18 @@ class EvalRunForm(forms.Form):
     item_limit = forms.IntegerField(
         min_value=1, max_value=1_000_000, required=False, help_text="Only the first N items."
     )
+    judge_version = forms.ModelChoiceField(
+        label="Judge (optional)",
+        queryset=JudgeVersion.objects.select_related("judge").order_by("judge__name", "-number"),
+        required=False,
+        help_text="Live-Stream QA: this judge version scores Effectiveness instead of the rule.",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.fields["judge_version"].label_from_instance = (  # type: ignore[attr-defined]
+            lambda v: f"{v.judge.name} v{v.number} ({v.model_name or 'model not named'})"
+        )
         self.fields["eval_set"].label_from_instance = (  # type: ignore[attr-defined]
             lambda s: (
                 f"#{s.pk} {s.name} · {s.get_kind_display()}"

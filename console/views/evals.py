@@ -27,6 +27,7 @@ from console.views.vendor import plotly_js_url
 from training_app import selectors, services
 from training_app.evals.score_table import ScoreTableError
 from training_app.models import EvalSet
+from training_app.selectors.judges import judge_trust
 
 MAX_PICKABLE_RUNS = 200
 PREVIEW_ITEMS = 5
@@ -153,10 +154,12 @@ def eval_run_create(request: HttpRequest) -> HttpResponse:
                 max_tokens=data["max_tokens"],
                 max_concurrency=data["max_concurrency"],
                 item_limit=data["item_limit"],
+                judge_version=data.get("judge_version"),
                 created_by=request.user,
             )
         except services.evals.EvalRunError as exc:
-            field = exc.field if exc.field in form.fields else None
+            named = "judge_version" if exc.field == "judge_version_id" else exc.field
+            field = named if named in form.fields else None
             form.add_error(field, str(exc))
         else:
             messages.success(request, f"Eval run #{run.pk} queued on the eval queue.")
@@ -183,6 +186,7 @@ def eval_run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "summary": run.summary or {},
         "versions_json": pretty_json(run.versions),
         "generation_json": pretty_json(run.generation),
+        "judge_trust": judge_trust(run.judge_version) if run.judge_version else None,
     }
     return render(request, "training_app/eval_run_detail.html", context)
 

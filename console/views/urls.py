@@ -13,6 +13,7 @@ from console.views import (
     harnesses,
     home,
     hsa_preview,
+    judges,
     labeling,
     latency,
     products,
@@ -171,6 +172,12 @@ urlpatterns = [
         datasets.augmentation_job_cancel,
         name="augmentation-job-cancel",
     ),
+    # Agent-as-a-Judge
+    path("judges/", judges.judge_list, name="judge-list"),
+    path("judges/new/", judges.judge_create, name="judge-create"),
+    path("judges/<int:judge_id>/", judges.judge_detail, name="judge-detail"),
+    path("judges/<int:judge_id>/edit/", judges.judge_edit, name="judge-edit"),
+    path("judges/<int:judge_id>/calibrate/", judges.judge_calibrate, name="judge-calibrate"),
     # offline evaluation
     path("evaluation/", evals.eval_set_list, name="eval-set-list"),
     path("evaluation/sets/<int:eval_set_id>/", evals.eval_set_detail, name="eval-set-detail"),
