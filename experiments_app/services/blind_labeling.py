@@ -111,7 +111,7 @@ def side_choice(*, screen_choice: str, left_side: str) -> str:
     }
     if screen_choice not in mapping:
         allowed = ", ".join(c.value for c in ScreenChoice)
-        raise LabelingError("choice", f"'{screen_choice}' is not a choice; use one of {allowed}")
+        raise LabelingError("choice", f"'{screen_choice}' is not a choice; allowed: {allowed}")
     return str(mapping[ScreenChoice(screen_choice)])
 
 
@@ -270,7 +270,7 @@ def label_submit(
     first label unchanged (``created=False``)."""
     if choice not in ScreenChoice.values:
         allowed = ", ".join(ScreenChoice.values)
-        raise LabelingError("choice", f"'{choice}' is not a choice; use one of {allowed}")
+        raise LabelingError("choice", f"'{choice}' is not a choice; allowed: {allowed}")
     reason = _clean_reason(reason)
     seconds = _clean_seconds(seconds)
     if test.status != BlindTest.Status.OPEN:

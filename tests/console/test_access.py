@@ -70,7 +70,7 @@ def test_labeler_lands_on_the_labeling_page_with_labeling_nav_only(
     response = labeler_client.get(reverse("console:home"), follow=True)
     assert response.redirect_chain[-1][0] == reverse("console:labeling")
     html = response.content.decode()
-    assert "Labeling" in html and "coming soon" in html.lower()
+    assert "Labeling" in html and "nothing to label yet" in html.lower()
     assert reverse("console:room-list") not in html
     assert "/api/v1/docs/" not in html
 

@@ -99,9 +99,10 @@ def build_blind_test(
     version_two = _version(room, operator, SIDE_TWO.version_number, "side two")
     harness_services.harness_version_publish(version=version_one)
     endpoints = {
-        names.arm: ModelEndpoint.objects.create(
-            name=names.endpoint, base_url="http://127.0.0.1:9/v1", model_name=names.model
-        )
+        names.arm: ModelEndpoint.objects.get_or_create(
+            name=names.endpoint,
+            defaults={"base_url": "http://127.0.0.1:9/v1", "model_name": names.model},
+        )[0]
         for names in (SIDE_ONE, SIDE_TWO)
     }
     experiment = None

@@ -1,6 +1,6 @@
-// Labeling page: one pair at a time, the next one already fetched. A choice shows the
-// prefetched pair at once and posts the label behind it; requests go out one after the other
-// and the server's answer (the pair to show now and the next one) is what the page keeps.
+// Labeling page: a single pair at a time, the next already fetched. A choice shows the
+// prefetched pair at once and posts the label behind it; requests go out in turn
+// and the server's answer (the pair to show now and the next) is what the page keeps.
 // Keys: 1/A, 2/T, 3/B, 4/X choose; Z undoes the last label; S skips (not while typing).
 (function () {
   "use strict";
@@ -99,7 +99,7 @@
     });
   }
 
-  // Run requests one after the other; the last answer wins.
+  // Run requests in turn; the last answer wins.
   function enqueue(method, url, payload, after) {
     pending += 1;
     queue = queue.then(function () {
