@@ -213,3 +213,17 @@ def test_the_eval_run_form_offers_an_optional_judge(
     )
     assert response.status_code == 302
     assert EvalRun.objects.get().judge_version == version
+
+
+def test_the_list_page_does_not_query_per_judge(
+    operator_client: Client,
+    endpoint: ModelEndpoint,
+    django_assert_max_num_queries: Any,
+) -> None:
+    for index in range(4):
+        judge = judges.judge_create(name=f"judge {index}", endpoint=endpoint)
+        judges.judge_update(judge=judge, rubric=f"rubric {index}")
+    operator_client.get("/judges/")  # warm the session
+    with django_assert_max_num_queries(8):
+        html = operator_client.get("/judges/").content.decode()
+    assert html.count('data-trust="uncalibrated"') == 4

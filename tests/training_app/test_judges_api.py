@@ -196,3 +196,16 @@ def test_an_eval_run_takes_an_optional_judge_version(
     )
     assert missing.status_code == 400
     assert missing.json()["errors"][0]["field"] == "judge_version_id"
+
+
+def test_the_judge_list_does_not_query_per_judge(
+    operator_api: APIClient, endpoint: ModelEndpoint, django_assert_max_num_queries: Any
+) -> None:
+    from training_app.services import judges
+
+    for index in range(4):
+        judges.judge_create(name=f"judge {index}", endpoint=endpoint)
+    with django_assert_max_num_queries(6):
+        body = operator_api.get("/api/v1/judges/").json()
+    assert body["count"] == 4
+    assert all(j["current_version"]["trust"]["state"] == "uncalibrated" for j in body["results"])
