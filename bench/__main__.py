@@ -18,6 +18,7 @@ BENCHMARKS = (
     "bench.ifeval_scoring",
     "bench.bfcl_scoring",
     "bench.eval_run",
+    "bench.blind_labeling",
 )
 
 
