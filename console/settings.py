@@ -311,6 +311,11 @@ SPECTACULAR_SETTINGS = {
         "EvalVariantSetEnum": "training_app.models.EvalSet.VariantSet",
         "JudgeScoreKindEnum": "training_app.models.JudgeScore.Kind",
         "JudgeCalibrationStatusEnum": "training_app.models.JudgeCalibration.Status",
+        "JudgeTrustStateEnum": [
+            ("calibrated", "calibrated"),
+            ("uncalibrated", "uncalibrated"),
+            ("below_min_kappa", "below_min_kappa"),
+        ],
         "HeldOutVariantSetEnum": [("t1", "t1"), ("t2", "t2")],
         "BlindTestCompareEnum": "experiments_app.models.blind_tests.BlindTest.Compare",
         "BlindTestRequestSourceEnum": "experiments_app.models.blind_tests.BlindTest.RequestSource",
