@@ -135,7 +135,7 @@ class SideSpec:
 
     def answered(self, reply: LiveReply) -> bool:
         """Did this side answer ``reply`` (and is the reply usable as this side's)?"""
-        if reply.fallback and not reply.hook_blocked:
+        if reply.fallback and not (reply.hook_blocked or reply.fallback_reason.startswith("hook")):
             return False
         if self.experiment_arm is not None:
             return reply.experiment_arm_id == self.experiment_arm.pk
@@ -881,8 +881,10 @@ def _answer(built: Any, room: Room, pair: BlindPair, deadline_s: float) -> tuple
     )
     started = time.perf_counter()
     trace = built.agent.reply(pair.comment, context, deadline_s=deadline_s)
-    if trace.fallback_used and not hook_blocked(trace):
-        reason = trace.fallback_reason or "fallback"
+    reason = trace.fallback_reason or "fallback"
+    # A hook's fallback (blocked output, a failed check after its retries) is the harness's
+    # real answer, the one a viewer would get; anything else (timeout, outage) is a failure.
+    if trace.fallback_used and not (hook_blocked(trace) or reason.startswith("hook")):
         return "", f"the agent fell back ({reason}) after {time.perf_counter() - started:.1f} s"
     if not (trace.reply or "").strip():
         return "", "empty reply"
@@ -904,11 +906,12 @@ def blind_test_close(*, test: BlindTest) -> BlindTest:
 
 @transaction.atomic
 def blind_test_open(*, test: BlindTest) -> BlindTest:
-    """Open a closed test for labeling again (it needs ready pairs); a failed or closed
-    test with missing replies goes back to generating them instead."""
-    if test.status not in (Status.CLOSED, Status.FAILED):
-        raise BlindTestStateError(f"A {test.get_status_display().lower()} test cannot be opened.")  # type: ignore[attr-defined]
+    """Open a closed test for labeling again; a test with missing replies (failed, closed,
+    or open with some failed replies) goes back to generating only those."""
     missing = test.pairs.filter(is_gold=False).filter(Q(reply_one="") | Q(reply_two="")).exists()
+    retry = test.status == Status.OPEN and missing  # an open test retries its failed replies
+    if test.status not in (Status.CLOSED, Status.FAILED) and not retry:
+        raise BlindTestStateError(f"A {test.get_status_display().lower()} test cannot be opened.")  # type: ignore[attr-defined]
     test.status = Status.GENERATING if missing else Status.OPEN
     test.error = ""
     test.save(update_fields=["status", "error", "updated_at"])
