@@ -20,6 +20,7 @@ and would reveal which pairs were made last (the gold ones).
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -103,7 +104,7 @@ class BlindTest(TimeStampedModel):
     error = models.TextField(blank=True)
     # Salt of the per-(pair, labeler) left/right draw and of each labeler's pair order.
     order_salt = models.CharField(max_length=32, default=new_token, editable=False)
-    labelers = models.ManyToManyField(
+    labelers: models.ManyToManyField[Any, Any] = models.ManyToManyField(
         settings.AUTH_USER_MODEL,
         through="BlindTestLabeler",
         through_fields=("test", "labeler"),
