@@ -17,4 +17,3 @@ def home(request: HttpRequest) -> HttpResponse:
         return redirect("console:labeling")
     # Signed in but given no role yet: say so instead of a bare 404.
     return render(request, "console/no_role.html", status=403)
-

@@ -81,7 +81,9 @@ def _double_submit(test: Any, user: Any, token: str, barrier: threading.Barrier,
 
 def test_twenty_labelers_at_once_never_pass_k_nor_lose_a_label(operator: Any) -> None:
     # given
-    users: list[Any] = [UserFactory(username=f"conc{i}", role=Role.LABELER) for i in range(LABELERS)]
+    users: list[Any] = [
+        UserFactory(username=f"conc{i}", role=Role.LABELER) for i in range(LABELERS)
+    ]
     test = build_blind_test(operator=operator, labelers=users, pairs=PAIRS, k=K)
     barrier = threading.Barrier(LABELERS)
     results: dict[int, tuple[list[tuple[int, int]], list[str]]] = {}
