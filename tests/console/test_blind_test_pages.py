@@ -4,6 +4,7 @@ one-time link), operator-only (merchants and labelers 404), bounded queries."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -94,6 +95,19 @@ def test_the_test_page_shows_the_aggregate_as_text(
     assert 'data-plotly-figure="figure-blind"' in html and 'id="figure-blind"' in html
     assert "below 80% on gold" in html  # the labeler failed all three gold pairs
     assert "0 / 3" in html
+    figure = json.loads(
+        re.search(
+            r'<script id="figure-blind" type="application/json">(.*?)</script>', html, re.S
+        ).group(1)
+    )  # type: ignore[union-attr]
+    bars = [(t["name"], t["x"][0]) for t in figure["data"] if t["type"] == "bar"]
+    assert bars == [
+        ("treatment (Harness agent) wins", 60.0),
+        ("Ties", 20.0),
+        ("control (ReAct agent) wins", 20.0),
+    ]
+    [point] = [t for t in figure["data"] if t["type"] == "scatter"]
+    assert point["x"] == [75.0]
     # no inline script: every <script> has a src or is JSON data
     for tag in re.findall(r"<script[^>]*>", html):
         assert "src=" in tag or 'type="application/json"' in tag, tag
