@@ -95,11 +95,11 @@ def test_the_test_page_shows_the_aggregate_as_text(
     assert 'data-plotly-figure="figure-blind"' in html and 'id="figure-blind"' in html
     assert "below 80% on gold" in html  # the labeler failed all three gold pairs
     assert "0 / 3" in html
-    figure = json.loads(
-        re.search(
-            r'<script id="figure-blind" type="application/json">(.*?)</script>', html, re.S
-        ).group(1)
-    )  # type: ignore[union-attr]
+    found = re.search(
+        r'<script id="figure-blind" type="application/json">(.*?)</script>', html, re.S
+    )
+    assert found is not None
+    figure = json.loads(found.group(1))
     bars = [(t["name"], t["x"][0]) for t in figure["data"] if t["type"] == "bar"]
     assert bars == [
         ("treatment (Harness agent) wins", 60.0),
