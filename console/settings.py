@@ -347,6 +347,9 @@ HAT_TRAIN_HEARTBEAT_INTERVAL_S = env.float(
 HAT_TRAIN_WATCHDOG_INTERVAL_S = env.float("HAT_TRAIN_WATCHDOG_INTERVAL_S", default=30.0)
 HAT_TRAIN_STAGE_TIME_LIMIT_S = env.int("HAT_TRAIN_STAGE_TIME_LIMIT_S", default=24 * 3600)
 HAT_EVAL_RUN_TIME_LIMIT_S = env.int("HAT_EVAL_RUN_TIME_LIMIT_S", default=6 * 3600)
+# Blind-test replies and judge calibrations wait this long for a model endpoint that does
+# not answer yet (retrying every 15 s) before they run anyway and record the failures.
+HAT_JOB_ENDPOINT_WAIT_S = env.int("HAT_JOB_ENDPOINT_WAIT_S", default=600)
 # The promotion gate (docs/EVALUATION.md): a trained checkpoint backs an experiment arm only
 # when its IFEval lower bound against its base model is within this many points, and its
 # T1/T2 gap is at most this many points.
@@ -384,6 +387,7 @@ CELERY_TASK_ROUTES = {
     "training_app.run_stage": {"queue": "train"},
     "training_app.run_eval": {"queue": "eval"},
     "training_app.run_judge_calibration": {"queue": "eval"},
+    "experiments_app.tasks.generate_blind_replies": {"queue": "eval"},
 }
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "celery-broker"

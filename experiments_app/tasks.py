@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from celery import shared_task
+from celery import Task, shared_task
 
 from experiments_app.rollups import rollups_update
 
@@ -35,15 +35,26 @@ def update_rollups(experiment_ids: list[int] | None = None, full: bool = False) 
 
 
 @shared_task(
+    bind=True,
     name="experiments_app.tasks.generate_blind_replies",
     acks_late=True,
-    queue="eval",
     soft_time_limit=6 * 3600 - 60,
     time_limit=6 * 3600,
 )
-def generate_blind_replies(test_id: int) -> dict[str, Any]:
-    """A blind test's missing replies (a redelivered message generates only what is missing)."""
+def generate_blind_replies(self: Task, test_id: int) -> dict[str, Any]:
+    """A blind test's missing replies (a redelivered message generates only what is missing).
+    Waits up to ``HAT_JOB_ENDPOINT_WAIT_S`` for a side's endpoint that does not answer yet."""
+    from experiments_app.models import BlindSide
     from experiments_app.services.blind_tests import blind_test_generate
+    from training_app.selectors.endpoints import (
+        ENDPOINT_RETRY_S,
+        endpoint_wait_retries,
+        endpoints_unreachable,
+    )
 
+    if not self.request.is_eager and self.request.retries < endpoint_wait_retries():
+        sides = BlindSide.objects.filter(test_id=test_id, test__status="generating")
+        if endpoints_unreachable(side.endpoint for side in sides.select_related("endpoint")):
+            raise self.retry(countdown=ENDPOINT_RETRY_S, max_retries=None)
     report = blind_test_generate(test_id)
     return {"generated": report.generated, "failed": len(report.failed), "skipped": report.skipped}

@@ -7,7 +7,7 @@ examples and is never killed mid-write.
 
 from __future__ import annotations
 
-from celery import shared_task
+from celery import Task, shared_task
 from django.conf import settings
 
 from training_app import services
@@ -57,14 +57,28 @@ def run_eval(run_id: int) -> str:
 
 
 @shared_task(
+    bind=True,
     name="training_app.run_judge_calibration",
     acks_late=True,
     soft_time_limit=settings.HAT_EVAL_RUN_TIME_LIMIT_S - 60,
     time_limit=settings.HAT_EVAL_RUN_TIME_LIMIT_S,
 )
-def run_judge_calibration(calibration_id: int) -> str:
+def run_judge_calibration(self: Task, calibration_id: int) -> str:
     """A judge version on a blind test's labeled pairs; a redelivered message continues
-    after the pairs already judged."""
+    after the pairs already judged. Waits up to ``HAT_JOB_ENDPOINT_WAIT_S`` for the judge's
+    endpoint to answer."""
+    from training_app.models import JudgeCalibration
+    from training_app.selectors.endpoints import (
+        ENDPOINT_RETRY_S,
+        endpoint_wait_retries,
+        endpoints_unreachable,
+    )
     from training_app.services.judges import judge_calibration_execute
+
+    if not self.request.is_eager and self.request.retries < endpoint_wait_retries():
+        queued = JudgeCalibration.objects.filter(pk=calibration_id, status="queued")
+        calibration = queued.select_related("version__endpoint").first()
+        if calibration and endpoints_unreachable([calibration.version.endpoint]):
+            raise self.retry(countdown=ENDPOINT_RETRY_S, max_retries=None)
 
     return judge_calibration_execute(calibration_id)

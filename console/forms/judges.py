@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.db.models import Q
 
 from training_app.evals.judge import DEFAULT_RUBRIC
-from training_app.models import Judge, ModelEndpoint
+from training_app.models import Judge, JudgeCalibration, ModelEndpoint
 from training_app.services.judges import MAX_RUBRIC_CHARS
 
 
@@ -56,10 +57,19 @@ class CalibrationForm(forms.Form):
         queryset=None,  # type: ignore[arg-type]
         help_text="Its labeled non-gold pairs with a majority are judged in both orders.",
     )
+    reference = forms.ChoiceField(
+        label="Against",
+        choices=JudgeCalibration.Reference.choices,
+        initial=JudgeCalibration.Reference.HUMAN,
+        required=False,
+        help_text="Only agreement with human labels makes a version trusted.",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         from experiments_app.models import BlindTest
 
-        tests = BlindTest.objects.filter(labels__isnull=False).distinct()
+        tests = BlindTest.objects.filter(
+            Q(labels__isnull=False) | Q(pairs__is_gold=True, pairs__ready=True)
+        ).distinct()
         self.fields["blind_test"].queryset = tests.order_by("-created_at")  # type: ignore[attr-defined]

@@ -157,12 +157,15 @@ def judge_calibrate(request: HttpRequest, judge_id: int) -> HttpResponse:
     judge = judge_selectors.judge_get(judge_id=judge_id)
     form = CalibrationForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Choose a blind test with labels.")
+        messages.error(request, "Choose a blind test with labels (or gold pairs).")
         return redirect("console:judge-detail", judge_id=judge.pk)
     version = judge_services.judge_version_for_use(judge=judge, created_by=request.user)
     try:
         judge_services.judge_calibration_create(
-            version=version, blind_test=form.cleaned_data["blind_test"], created_by=request.user
+            version=version,
+            blind_test=form.cleaned_data["blind_test"],
+            reference=form.cleaned_data["reference"] or "human",
+            created_by=request.user,
         )
     except judge_services.JudgeError as exc:
         messages.error(request, f"No calibration started: {exc}.")

@@ -34,6 +34,35 @@ def test_demo_readout_sits_near_the_published_lifts() -> None:
     assert gmv.headline_relative.estimate == pytest.approx(0.0258, abs=5e-4)
     assert views.headline_relative.estimate == pytest.approx(0.0021, abs=5e-4)
     assert gmv.mde is not None and gmv.mde.mde_relative == pytest.approx(0.765, abs=5e-3)
+    _assert_demo_blind_test_and_judge()
+
+
+def _assert_demo_blind_test_and_judge() -> None:
+    """The demo's blind test (both arms of the demo experiment, for the demo labeler) and its
+    judge on the local model, with a gold-pair calibration queued."""
+    from experiments_app.models import BlindTest
+    from training_app.models import Judge, JudgeCalibration
+
+    test = BlindTest.objects.get(name=seed_demo.DEMO_BLIND_TEST)
+    assert test.status == BlindTest.Status.GENERATING  # the eval worker writes the replies
+    sides = {side.side: side for side in test.sides.select_related("experiment_arm")}
+    assert {sides["one"].experiment_arm.name, sides["two"].experiment_arm.name} == {
+        "harness",
+        "react",
+    }
+    assert list(test.labelers.values_list("username", flat=True)) == ["labeler"]
+    regular = test.pairs.filter(is_gold=False)
+    assert regular.count() == seed_demo.DEMO_BLIND_REQUESTS
+    assert not regular.filter(ready=True).exists()
+    assert test.pairs.filter(is_gold=True, ready=True).count() == seed_demo.DEMO_BLIND_GOLD_PAIRS
+    judge = Judge.objects.get(name=seed_demo.DEMO_JUDGE)
+    assert "small local model" in judge.name
+    calibration = JudgeCalibration.objects.get(version__judge=judge)
+    assert (calibration.reference, calibration.status, calibration.blind_test_id) == (
+        "gold",
+        "queued",
+        test.pk,
+    )
 
 
 def test_the_demo_has_a_small_qa_set_ready_to_run(tmp_path, settings) -> None:

@@ -172,6 +172,33 @@ def test_every_reply_failing_fails_the_test(
     assert test.error.startswith("4 replies failed")
 
 
+def test_the_job_waits_for_a_side_endpoint_that_is_not_up(
+    compact_room, operator, server, monkeypatch
+) -> None:
+    from celery.exceptions import Retry
+
+    from experiments_app.tasks import generate_blind_replies
+
+    monkeypatch.setattr(generate_blind_replies, "delay", lambda _id: None)
+    up, down = endpoints(server.base_url)
+    down.base_url = "http://127.0.0.1:9/v1"
+    down.save()
+    test = services.blind_test_create(spec=spec(compact_room, up, down, ROWS), created_by=operator)
+    # when a worker (not eager) runs the job while one side's model does not answer yet,
+    # it asks to be retried and generates nothing (rather than failing every reply)
+    with pytest.raises(Retry):
+        generate_blind_replies(test.pk)
+    test.refresh_from_db()
+    assert test.status == BlindTest.Status.GENERATING and test.error == ""
+    assert not server.requests and not test.pairs.filter(is_gold=False, ready=True).exists()
+    # and once both answer, the same task generates every reply
+    down.base_url = server.base_url
+    down.save()
+    assert generate_blind_replies(test.pk)["generated"] == 6
+    test.refresh_from_db()
+    assert test.status == BlindTest.Status.OPEN
+
+
 def test_a_redelivered_job_generates_only_what_is_missing(
     compact_room, operator, server, monkeypatch
 ) -> None:

@@ -410,3 +410,59 @@ for _mark in REAL_MODEL_MARKS:  # the marks of the other real-model tests (tests
     test_the_real_local_model_is_parsed_or_recorded_as_unparsed = _mark(
         test_the_real_local_model_is_parsed_or_recorded_as_unparsed
     )
+
+
+def test_a_gold_calibration_reports_against_the_gold_side_and_earns_no_trust(
+    judge: Any, endpoint: Any, server: Any, published_room: Any, monkeypatch: Any
+) -> None:
+    from training_app.tasks import run_judge_calibration
+
+    monkeypatch.setattr(run_judge_calibration, "delay", lambda _id: None)
+    # given a test with no human labels on its regular pairs, and one gold pair (side one)
+    test = blind_test(published_room, endpoint, [[]], gold_labels=[])
+    gold = test.pairs.get(position=0)
+    gold.is_gold, gold.gold_side = True, "one"
+    gold.save()
+    version = judge.versions.get()
+    with pytest.raises(judges.JudgeError):  # human reference: nothing labeled
+        judges.judge_calibration_create(version=version, blind_test=test)
+    # when the judge is calibrated on the gold pairs and picks side one in both orders
+    calibration = judges.judge_calibration_create(
+        version=version, blind_test=test, reference="gold"
+    )
+    server.enqueue(pair_answer("1"), pair_answer("2"))
+    assert judges.judge_calibration_execute(calibration.pk) == "succeeded"
+    calibration.refresh_from_db()
+    # then the report is against the gold side, says so, and the version stays uncalibrated
+    assert calibration.report["reference"] == "gold"
+    assert calibration.report["n"] == 1 and calibration.report["agreement"] == 1.0
+    assert judge_selectors.judge_trust(version).state == "uncalibrated"
+    assert judge_selectors.judge_trusts([version])[version.pk].state == "uncalibrated"
+
+
+def test_a_bad_reference_names_its_field(judge: Any, endpoint: Any, published_room: Any) -> None:
+    test = blind_test(published_room, endpoint, [["one"]])
+    with pytest.raises(judges.JudgeError) as exc:
+        judges.judge_calibration_create(
+            version=judge.versions.get(), blind_test=test, reference="vibes"
+        )
+    assert exc.value.field == "reference"
+
+
+def test_the_calibration_task_waits_for_an_endpoint_that_is_not_up(
+    judge: Any, endpoint: Any, published_room: Any, monkeypatch: Any
+) -> None:
+    from celery.exceptions import Retry
+
+    from training_app.tasks import run_judge_calibration
+
+    monkeypatch.setattr(run_judge_calibration, "delay", lambda _id: None)
+    test = blind_test(published_room, endpoint, [["one"]])
+    calibration = judges.judge_calibration_create(version=judge.versions.get(), blind_test=test)
+    # given the judge's endpoint refuses connections (nothing listens on port 9)
+    ModelEndpoint.objects.filter(pk=endpoint.pk).update(base_url="http://127.0.0.1:9/v1")
+    # when the task runs (a worker, not eager), it asks to be retried and judges nothing
+    with pytest.raises(Retry):
+        run_judge_calibration(calibration.pk)
+    calibration.refresh_from_db()
+    assert calibration.status == "queued" and not calibration.scores.exists()

@@ -177,6 +177,7 @@ class CalibrationOutput(serializers.ModelSerializer):  # type: ignore[type-arg]
             "version",
             "version_number",
             "blind_test",
+            "reference",
             "status",
             "progress_done",
             "progress_total",
@@ -192,6 +193,12 @@ class CalibrationOutput(serializers.ModelSerializer):  # type: ignore[type-arg]
 class CalibrationInput(serializers.Serializer):  # type: ignore[type-arg]
     version_id = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
     blind_test_id = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
+    reference = serializers.ChoiceField(
+        choices=JudgeCalibration.Reference.choices,
+        default=JudgeCalibration.Reference.HUMAN,
+        help_text="human: the labeled pairs' majorities (earns trust); gold: the gold pairs "
+        "(a sanity check, earns no trust).",
+    )
 
 
 def _endpoint(name: str) -> ModelEndpoint:
@@ -351,7 +358,10 @@ class CalibrationListApi(GenericAPIView):  # type: ignore[type-arg]
             raise FieldErrorsException.for_field("blind_test_id", "no such blind test")
         try:
             calibration = judge_services.judge_calibration_create(
-                version=version, blind_test=test, created_by=request.user
+                version=version,
+                blind_test=test,
+                reference=values["reference"],
+                created_by=request.user,
             )
         except judge_services.JudgeError as exc:
             raise FieldErrorsException.for_field(exc.field, str(exc)) from None

@@ -99,9 +99,7 @@ urlpatterns = [
         name="judge-version-list",
     ),
     path("judges/<int:judge_id>/score/", judges.JudgeScoreApi.as_view(), name="judge-score"),
-    path(
-        "judges/<int:judge_id>/compare/", judges.JudgeCompareApi.as_view(), name="judge-compare"
-    ),
+    path("judges/<int:judge_id>/compare/", judges.JudgeCompareApi.as_view(), name="judge-compare"),
     path(
         "judge-calibrations/",
         judges.CalibrationListApi.as_view(),

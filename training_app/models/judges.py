@@ -3,7 +3,8 @@
 A ``Judge`` is a model endpoint plus a rubric prompt. Every change of the rubric or of the
 model makes a new ``JudgeVersion`` (the rubric text and the model name are frozen on it), and
 every ``JudgeScore`` records the version that produced it. A version earns trust through a
-``JudgeCalibration``: it judges pairs humans labeled in a blind test, and the report holds
+``JudgeCalibration``: it judges pairs humans labeled in a blind test (or, as a sanity check
+that makes nothing trusted, the test's gold pairs), and the report holds
 its agreement with the human majority, Cohen's kappa and the confusion matrix with bootstrap
 intervals. A score from a version with no finished calibration, or whose kappa is below the
 judge's ``min_kappa``, is shown with a warning.
@@ -136,7 +137,13 @@ class JudgeCalibration(models.Model):
         SUCCEEDED = "succeeded", "Succeeded"
         FAILED = "failed", "Failed"
 
+    class Reference(models.TextChoices):
+        # Only a calibration against human labels makes a version trusted.
+        HUMAN = "human", "Human labels (the majority of each labeled pair)"
+        GOLD = "gold", "Gold pairs (answers known by construction; a sanity check only)"
+
     version = models.ForeignKey(JudgeVersion, on_delete=models.CASCADE, related_name="calibrations")
+    reference = models.CharField(max_length=8, choices=Reference.choices, default=Reference.HUMAN)
     blind_test = models.ForeignKey(
         "experiments_app.BlindTest", on_delete=models.PROTECT, related_name="calibrations"
     )
@@ -161,6 +168,10 @@ class JudgeCalibration(models.Model):
             models.CheckConstraint(
                 condition=Q(status__in=["queued", "running", "succeeded", "failed"]),
                 name="judge_calibration_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(reference__in=["human", "gold"]),
+                name="judge_calibration_reference_valid",
             ),
             models.CheckConstraint(
                 condition=Q(progress_done__lte=models.F("progress_total")),

@@ -11,9 +11,11 @@ import os
 import re
 import shlex
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from urllib.parse import urlparse
 
+from django.conf import settings
 from django.db.models import Count, QuerySet
 from django.http import Http404
 
@@ -209,3 +211,21 @@ def _classify(
 
 def _ms_since(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 1)
+
+
+# Jobs on the eval queue (blind-test replies, judge calibrations) ask this before they start:
+# on `make run` the model worker starts beside the Celery workers and may not be up yet.
+ENDPOINT_RETRY_S = 15
+
+
+def endpoints_unreachable(endpoints: Iterable[ModelEndpoint]) -> list[str]:
+    """Names of the endpoints whose ``GET /models`` does not answer (refused, timed out)."""
+    seen: dict[int, ModelEndpoint] = {e.pk: e for e in endpoints}
+    return [
+        e.name for e in seen.values() if not endpoint_check_connection(endpoint=e, timeout_s=3.0).ok
+    ]
+
+
+def endpoint_wait_retries() -> int:
+    """How many ``ENDPOINT_RETRY_S`` retries make ``HAT_JOB_ENDPOINT_WAIT_S``."""
+    return max(0, int(settings.HAT_JOB_ENDPOINT_WAIT_S // ENDPOINT_RETRY_S))

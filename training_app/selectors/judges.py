@@ -90,9 +90,14 @@ def current_version(judge: Judge) -> JudgeVersion | None:
 
 
 def latest_calibration(version: JudgeVersion) -> JudgeCalibration | None:
-    """The latest succeeded calibration of ``version``."""
+    """The latest succeeded calibration of ``version`` against human labels (a gold-pair
+    check is shown on the judge's page but earns no trust)."""
     return (
-        JudgeCalibration.objects.filter(version=version, status=JudgeCalibration.Status.SUCCEEDED)
+        JudgeCalibration.objects.filter(
+            version=version,
+            status=JudgeCalibration.Status.SUCCEEDED,
+            reference=JudgeCalibration.Reference.HUMAN,
+        )
         .order_by("-finished_at", "-id")
         .first()
     )
@@ -117,7 +122,9 @@ def judge_trusts(versions: Iterable[JudgeVersion]) -> dict[int, JudgeTrust]:
     chosen = list(versions)
     latest: dict[int, JudgeCalibration] = {}
     for calibration in JudgeCalibration.objects.filter(
-        version__in=chosen, status=JudgeCalibration.Status.SUCCEEDED
+        version__in=chosen,
+        status=JudgeCalibration.Status.SUCCEEDED,
+        reference=JudgeCalibration.Reference.HUMAN,
     ).order_by("finished_at", "id"):
         latest[calibration.version_id] = calibration
     return {v.pk: _trust(v, latest.get(v.pk)) for v in chosen}

@@ -343,18 +343,28 @@ def judge_compare_pair(
 
 
 def judge_calibration_create(
-    *, version: JudgeVersion, blind_test: Any, created_by: Any = None
+    *,
+    version: JudgeVersion,
+    blind_test: Any,
+    reference: str = JudgeCalibration.Reference.HUMAN,
+    created_by: Any = None,
 ) -> JudgeCalibration:
-    """A queued calibration of ``version`` on ``blind_test``'s labeled pairs, enqueued on the
-    ``eval`` queue once the transaction commits."""
+    """A queued calibration of ``version`` on ``blind_test``'s labeled pairs (``reference``
+    human) or its gold pairs (``gold``), enqueued on the ``eval`` queue once the transaction
+    commits."""
     from experiments_app.models import BlindTest
 
     if not BlindTest.objects.filter(pk=blind_test.pk).exists():
         raise JudgeError("blind_test_id", "no such blind test")
-    if not blind_test.labels.filter(pair__is_gold=False).exists():
+    if reference not in JudgeCalibration.Reference.values:
+        raise JudgeError("reference", f"must be one of {', '.join(JudgeCalibration.Reference)}")
+    if reference == JudgeCalibration.Reference.GOLD:
+        if not blind_test.pairs.filter(is_gold=True, ready=True).exists():
+            raise JudgeError("blind_test_id", f"blind test {blind_test.name!r} has no gold pairs")
+    elif not blind_test.labels.filter(pair__is_gold=False).exists():
         raise JudgeError("blind_test_id", f"blind test {blind_test.name!r} has no labels yet")
     calibration = JudgeCalibration.objects.create(
-        version=version, blind_test=blind_test, created_by=created_by
+        version=version, blind_test=blind_test, reference=reference, created_by=created_by
     )
     from training_app.tasks import run_judge_calibration
 
@@ -384,6 +394,14 @@ def _labeled_pairs(blind_test_id: int) -> tuple[list[tuple[Any, str]], int]:
     return chosen, skipped
 
 
+def _gold_pairs(blind_test_id: int) -> list[tuple[Any, str]]:
+    """(pair, the compliant side) of every ready gold pair, in position order."""
+    from experiments_app.models import BlindPair
+
+    pairs = BlindPair.objects.filter(test_id=blind_test_id, is_gold=True, ready=True)
+    return [(pair, pair.gold_side) for pair in pairs.order_by("position")]
+
+
 def pair_facts(pair: Any) -> Any:
     """What the judge is told about a blind pair besides the comment: its product context."""
     context = pair.context or {}
@@ -402,7 +420,10 @@ def judge_calibration_execute(calibration_id: int) -> str:
     if not claimed:
         return calibration.status
     try:
-        pairs, skipped = _labeled_pairs(calibration.blind_test_id)
+        if calibration.reference == JudgeCalibration.Reference.GOLD:
+            pairs, skipped = _gold_pairs(calibration.blind_test_id), 0
+        else:
+            pairs, skipped = _labeled_pairs(calibration.blind_test_id)
         JudgeCalibration.objects.filter(pk=calibration.pk).update(progress_total=len(pairs))
         done = dict(
             calibration.scores.filter(kind=JudgeScore.Kind.PAIR).values_list("blind_pair_id", "pk")
@@ -463,6 +484,7 @@ def _report(
         seed=CALIBRATION_SEED,
     )
     report["pairs"] = len(pairs)
+    report["reference"] = calibration.reference
     return report
 
 
