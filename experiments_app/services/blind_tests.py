@@ -65,8 +65,6 @@ MAX_GOLD_PAIRS = 200
 MAX_UPLOAD_ERRORS = 20
 STRATIFY_CHOICES = ("", "skill", "product")
 NO_STRATUM = "(none)"
-# Agent fallbacks that are the agent's genuine answer (a hook blocked the output) are kept;
-# any other fallback (timeout, outage, runtime error) is a failed reply.
 Compare = BlindTest.Compare
 Source = BlindTest.RequestSource
 ReplySource = BlindTest.ReplySource
@@ -124,6 +122,13 @@ class BlindTestSpec:
     instructions: str = ""
 
 
+def fallback_is_the_agents_answer(reason: str, hook_blocked: bool) -> bool:
+    """The agent's own fallbacks are its real answer, the one a viewer gets: a hook's (a
+    blocked output, a check failed after its retries) and running out of steps. A model
+    error, an outage or the deadline is the infrastructure failing: a failed reply."""
+    return hook_blocked or reason.startswith("hook") or reason == "max_steps"
+
+
 @dataclass(frozen=True)
 class SideSpec:
     side: str
@@ -135,7 +140,9 @@ class SideSpec:
 
     def answered(self, reply: LiveReply) -> bool:
         """Did this side answer ``reply`` (and is the reply usable as this side's)?"""
-        if reply.fallback and not (reply.hook_blocked or reply.fallback_reason.startswith("hook")):
+        if reply.fallback and not fallback_is_the_agents_answer(
+            reply.fallback_reason, reply.hook_blocked
+        ):
             return False
         if self.experiment_arm is not None:
             return reply.experiment_arm_id == self.experiment_arm.pk
@@ -882,9 +889,7 @@ def _answer(built: Any, room: Room, pair: BlindPair, deadline_s: float) -> tuple
     started = time.perf_counter()
     trace = built.agent.reply(pair.comment, context, deadline_s=deadline_s)
     reason = trace.fallback_reason or "fallback"
-    # A hook's fallback (blocked output, a failed check after its retries) is the harness's
-    # real answer, the one a viewer would get; anything else (timeout, outage) is a failure.
-    if trace.fallback_used and not (hook_blocked(trace) or reason.startswith("hook")):
+    if trace.fallback_used and not fallback_is_the_agents_answer(reason, hook_blocked(trace)):
         return "", f"the agent fell back ({reason}) after {time.perf_counter() - started:.1f} s"
     if not (trace.reply or "").strip():
         return "", "empty reply"

@@ -695,3 +695,20 @@ def test_labels_csv_round_trip(arms_experiment, operator) -> None:
     assert sum(r["gold"] == "yes" for r in rows) == 2
     assert not math.isnan(float(rows[0]["position"]))
     assert len(set(itertools.chain(r["pair"] for r in rows))) == 4
+
+
+@pytest.mark.parametrize(
+    ("reason", "hook_blocked", "answer"),
+    [
+        ("hook:no_price_guess", False, True),  # a hook's fallback reply: what the viewer got
+        ("", True, True),
+        ("max_steps", False, True),  # the agent ran out of steps: its own behaviour
+        ("model_timeout", False, False),  # the infrastructure failing, not the side
+        ("model_unavailable", False, False),
+        ("deadline", False, False),
+    ],
+)
+def test_which_fallbacks_count_as_the_sides_answer(
+    reason: str, hook_blocked: bool, answer: bool
+) -> None:
+    assert services.fallback_is_the_agents_answer(reason, hook_blocked) is answer
