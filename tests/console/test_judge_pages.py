@@ -227,3 +227,20 @@ def test_the_list_page_does_not_query_per_judge(
     with django_assert_max_num_queries(8):
         html = operator_client.get("/judges/").content.decode()
     assert html.count('data-trust="uncalibrated"') == 4
+
+
+def test_a_gold_calibration_with_no_parsed_answer_says_so_instead_of_an_empty_matrix(
+    operator_client: Client, judge: Judge, published_room: Any, endpoint: ModelEndpoint
+) -> None:
+    # given a gold-pair calibration whose 4 answers were all unparsed (the demo's 135M judge)
+    calibration = _calibrated(judge, published_room, endpoint, kappa=0.5)
+    report = {**calibration.report, "n": 0, "agreement": None, "kappa": None, "unparsed": 4}
+    report.update(confusion=[[0, 0, 0]] * 3, position_bias_rate=None, reference="gold")
+    JudgeCalibration.objects.filter(pk=calibration.pk).update(reference="gold", report=report)
+    html = operator_client.get(f"/judges/{judge.pk}/").content.decode()
+    # then the page says why there are no numbers, draws no all-zero heatmap, names the gold
+    # reference (not humans), and the version stays uncalibrated
+    assert "data-no-parsed-answers" in html and "4 of 4 unparsed" in html
+    assert f'data-plotly-figure="confusion-{calibration.pk}"' not in html
+    assert "gold answer ↓ / judge →" in html and "Pairs without a human majority" not in html
+    assert "gold pairs only" in html and "data-judge-warning" in html
