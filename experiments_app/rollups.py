@@ -14,7 +14,8 @@ statements - never a Python loop over events or UVs:
    exposed (the host's replies are broadcast to the room).
 4. **Members**: the touched UVs' members staged once; new (unit, UV) pairs from the new
    exposures, with the UV's pre-period GMV and views (the 14 days before the start, same
-   rooms) as CUPED covariates.
+   rooms) as CUPED covariates. A new member whose first day is in the past (a late
+   exposure) touches its UV-days after that day too: they count from its first day.
 5. **UnitDay**: the affected unit-days (the units of the changed UV-days, on those days) are
    rewritten: the unit's outcome that day, the UVs active that day with their covariates,
    the UVs joining it that day.
@@ -384,6 +385,7 @@ def _refresh_incremental(
     if _first_days_move_earlier():
         return None
     _insert_new_members(experiment, room_ids, window, known=KNOWN_MEMBERS)
+    touched_days = _touch_later_days_of_new_members(experiment, room_ids, window, touched_days)
     clock.lap("members")
     affected = _stage_activity(experiment, room_ids, touched_days)
     days = sorted(_as_date(d) for (d,) in _fetch(f"SELECT DISTINCT day FROM {affected}"))
@@ -421,6 +423,42 @@ def _stage_touched_uv_days(
         f"CREATE {_scratch()} TABLE {TOUCHED_UV_DAYS} AS {both}",
         [*room_ids, window.start, window.end, experiment.pk, since],
     )
+    _analyze([TOUCHED_UV_DAYS])
+    return sorted(_as_date(d) for (d,) in _fetch(f"SELECT DISTINCT day FROM {TOUCHED_UV_DAYS}"))
+
+
+def _touch_later_days_of_new_members(
+    experiment: Experiment, room_ids: list[int], window: Window, touched_days: list[date]
+) -> list[date]:
+    """A late exposure makes its UV a member from a past day on: its outcomes on every
+    later day count from then (UV and room units), though those UV-days were rolled up in
+    earlier runs, before it was a member. Add them to the touched UV-days; returns the
+    touched days. (A room-day member counts on its one day only.) Usually the new members
+    joined on the newest day and nothing is added."""
+    if experiment.unit == Experiment.Unit.ROOM_DAY:
+        return touched_days
+    earliest = _fetch(f"SELECT MIN(first_day) FROM {NEW_MEMBERS}")[0][0]
+    if earliest is None or _as_date(earliest) >= window.end:
+        return touched_days
+    uv_unit = experiment.unit == Experiment.Unit.UV
+    keys = "v.uv_id, v.day" if uv_unit else "v.room_id, v.uv_id, v.day"
+    same_room = "" if uv_unit else " AND n.room_id = v.room_id"
+    already = "t.uv_id = v.uv_id AND t.day = v.day" + (
+        "" if uv_unit else " AND t.room_id = v.room_id"
+    )
+    added = _execute(
+        f"""
+        INSERT INTO {TOUCHED_UV_DAYS} ({keys.replace("v.", "")})
+        SELECT {keys} FROM {T_UVDAY} v
+        JOIN {NEW_MEMBERS} n ON n.uv_id = v.uv_id AND v.day > n.first_day{same_room}
+        WHERE v.room_id IN ({_in(room_ids)}) AND v.day > %s AND v.day <= %s
+          AND NOT EXISTS (SELECT 1 FROM {TOUCHED_UV_DAYS} t WHERE {already})
+        GROUP BY {keys}
+        """,
+        [*room_ids, _as_date(earliest), window.end],
+    )
+    if not added:
+        return touched_days
     _analyze([TOUCHED_UV_DAYS])
     return sorted(_as_date(d) for (d,) in _fetch(f"SELECT DISTINCT day FROM {TOUCHED_UV_DAYS}"))
 

@@ -3,17 +3,20 @@ recompute ends; UV-days equal a direct aggregate of the events; room audiences a
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import subprocess
 import sys
 from collections import defaultdict
+from datetime import date
 from pathlib import Path
 
 import pytest
 from django.db import connection
 
 from experiments_app.exposures import exposures_log_bulk
+from experiments_app.ingestion import events_ingest
 from experiments_app.models import ArmDayStats, Event, ExperimentMember, Exposure, UnitDay, UvDay
 from experiments_app.readouts import experiment_readout
 from experiments_app.rollups import PRE_PERIOD_DAYS, rollups_update
@@ -88,6 +91,95 @@ def test_incremental_rollups_equal_a_full_recompute(
     send_events(plan, range(-PRE_PERIOD_DAYS, 0))
     late = rollups_update()
     assert experiment.pk in late.full_refresh
+
+
+def _late_group(uv_id: str) -> int:
+    """A fixed split of the UVs: 0 exposed once, late; 1 the first exposure late; 2 on time."""
+    return int(hashlib.sha256(uv_id.encode()).hexdigest(), 16) % 3
+
+
+@pytest.mark.parametrize("unit", ["uv", "room", "room_day"])
+def test_late_exposures_count_the_outcomes_already_rolled_up(
+    unit, published_room, merchant, make_experiment
+):  # type: ignore[no-untyped-def]
+    # given day-by-day rollups of events and on-time exposures, where a third of the UVs is
+    # exposed once, on its first active day, but logged only after all its events were rolled
+    # up, and another third's first exposure comes after its later ones (a backend retrying,
+    # a bulk backfill)
+    rooms = [published_room, RoomFactory(owner=merchant, name="R1")]
+    experiment = make_experiment(rooms, unit=unit, weights=(5000, 5000))
+    plan = plan_traffic(experiment, uvs=600, days=4, lift=0.1, seed=9)
+    backdate_start(plan)
+    send_events(plan, range(-PRE_PERIOD_DAYS, 0))
+    exposures = list(exposure_rows(plan))
+    first_day: dict[str, date] = {}
+    for _, uv_id, when in exposures:
+        first_day[uv_id] = min(first_day.get(uv_id, when), when)
+    late_once = [r for r in exposures if _late_group(r[1]) == 0 and r[2] == first_day[r[1]]]
+    late_first = [r for r in exposures if _late_group(r[1]) == 1 and r[2] == first_day[r[1]]]
+    rollups_update()
+    for day in range(plan.days):
+        send_events(plan, range(day, day + 1))
+        on_time = [
+            r
+            for r in exposures
+            if r[2] == plan.day(day)
+            and (_late_group(r[1]) == 2 or (_late_group(r[1]) == 1 and r[2] != first_day[r[1]]))
+        ]
+        exposures_log_bulk(experiment=experiment, rows=on_time)
+        rollups_update()
+    # when the UVs never exposed so far get their one exposure, after all their events
+    exposures_log_bulk(experiment=experiment, rows=late_once)
+    report = rollups_update()
+    # then the run counts their outcomes on every day from that exposure on, as a full
+    # recompute does; for UV units they are new members, and the run stays incremental
+    # (room units expose a room's whole audience, so a late exposure on a day without
+    # events moves a member's first day earlier: a full refresh)
+    if unit == "uv":
+        assert not report.full_refresh
+    incremental = _stats_snapshot(experiment.pk)
+    rollups_update(full=True)
+    _assert_same(incremental, _stats_snapshot(experiment.pk))
+    # and when first exposures arrive after the later ones (first days move earlier), too
+    exposures_log_bulk(experiment=experiment, rows=late_first)
+    rollups_update()
+    incremental = _stats_snapshot(experiment.pk)
+    rollups_update(full=True)
+    _assert_same(incremental, _stats_snapshot(experiment.pk))
+
+
+@pytest.mark.parametrize("unit", ["uv", "room", "room_day"])
+def test_a_late_exposure_counts_six_views_not_one(unit, published_room, make_experiment):  # type: ignore[no-untyped-def]
+    # given one viewer with one item-page view a day for six days, rolled up day by day
+    # before any exposure of theirs is logged (the issue's minimal case)
+    experiment = make_experiment([published_room], unit=unit, weights=(5000, 5000))
+    plan = plan_traffic(experiment, uvs=1, days=6, lift=0.0, seed=1)
+    backdate_start(plan)
+    for offset in range(6):
+        day = plan.day(offset)
+        event = {
+            "event_id": f"late-view-{offset}",
+            "uv_id": "late-viewer",
+            "room": published_room.pk,
+            "type": "item_page_view",
+            "ts": f"{day.isoformat()}T12:00:00Z",
+        }
+        assert events_ingest(room=published_room, events=[event]).accepted == 1
+        rollups_update()
+    # when the viewer's first-day exposure is logged late
+    exposures_log_bulk(
+        experiment=experiment, rows=[(published_room.pk, "late-viewer", plan.day(0))]
+    )
+    rollups_update()
+    # then every view from the first day on counts (a room unit's audience was exposed on
+    # each of its days already; a room-day unit counts each day on its own)
+    views = sum(
+        UnitDay.objects.filter(experiment_id=experiment.pk).values_list("y_views", flat=True)
+    )
+    assert views == 6
+    incremental = _stats_snapshot(experiment.pk)
+    rollups_update(full=True)
+    _assert_same(incremental, _stats_snapshot(experiment.pk))
 
 
 def test_incremental_without_late_history_touches_only_new_days(published_room, make_experiment):
