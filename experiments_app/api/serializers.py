@@ -38,6 +38,9 @@ class LiveReplyOutput(serializers.Serializer[LiveReply]):
     harness_version = serializers.IntegerField(
         source="harness_version.number", default=None, allow_null=True
     )
+    harness_version_id = serializers.IntegerField(
+        allow_null=True, help_text="The answering version's id (an experiment arm pins it)."
+    )
     trace_id = serializers.IntegerField(source="pk")
     latency_ms = serializers.FloatField(allow_null=True)
     fallback = serializers.BooleanField()

@@ -20,6 +20,12 @@ class RoomOutput(serializers.ModelSerializer[Room]):
     published_version = serializers.IntegerField(
         source="harness.published_version.number", allow_null=True, default=None
     )
+    published_version_id = serializers.IntegerField(
+        source="harness.published_version_id",
+        allow_null=True,
+        default=None,
+        help_text="The published version's id (what an experiment arm's harness_version takes).",
+    )
 
     class Meta:
         model = Room
@@ -31,6 +37,7 @@ class RoomOutput(serializers.ModelSerializer[Room]):
             "currency",
             "harness_id",
             "published_version",
+            "published_version_id",
             "created_at",
             "updated_at",
         ]
@@ -182,6 +189,11 @@ class WebhookSecretCreateInput(WebhookSecretValueInput):
 
 
 class HarnessVersionSummaryOutput(serializers.ModelSerializer[HarnessVersion]):
+    id = serializers.IntegerField(
+        read_only=True,
+        help_text="The version's primary key: what an experiment arm's harness_version takes. "
+        "`number` counts versions within one harness.",
+    )
     author = serializers.CharField(source="author.username", default=None, allow_null=True)
     parent = serializers.IntegerField(  # type: ignore[assignment]
         source="parent.number", default=None, allow_null=True
@@ -191,6 +203,7 @@ class HarnessVersionSummaryOutput(serializers.ModelSerializer[HarnessVersion]):
     class Meta:
         model = HarnessVersion
         fields = [
+            "id",
             "number",
             "parent",
             "author",
@@ -237,6 +250,10 @@ class HarnessOutput(serializers.Serializer[Any]):
     room = serializers.CharField(source="room.name")
     published_version = serializers.IntegerField(
         source="published_version.number", default=None, allow_null=True
+    )
+    published_version_id = serializers.IntegerField(
+        allow_null=True,
+        help_text="The published version's id (what an experiment arm's harness_version takes).",
     )
     updated_at = serializers.DateTimeField()
 
