@@ -16,8 +16,7 @@ from console.forms.endpoints import EndpointForm
 from console.views.access import operator_required
 from training_app import selectors, services
 from training_app.models import ModelEndpoint
-
-CONNECTION_TIMEOUT_S = 3.0
+from training_app.selectors.endpoints import CONNECTION_CHECK_TIMEOUT_S as CONNECTION_TIMEOUT_S
 
 
 @require_GET
@@ -93,12 +92,8 @@ def _edit_context(endpoint: ModelEndpoint, **extra: Any) -> dict[str, Any]:
 
 
 def _save(form: EndpointForm, endpoint: ModelEndpoint | None) -> ModelEndpoint | None:
-    """Save through the service; model validation errors land on their fields."""
-    name = form.cleaned_data["name"]
-    taken = selectors.endpoint_get_by_name(name)
-    if taken is not None and (endpoint is None or taken.pk != endpoint.pk):
-        form.add_error("name", f"an endpoint named {name!r} already exists; pick another name")
-        return None
+    """Save through the service; its errors (a taken name, a bad URL, the model's own
+    validators) land on their fields."""
     try:
         if endpoint is None:
             return services.endpoint_create(**form.endpoint_fields())

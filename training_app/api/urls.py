@@ -1,8 +1,19 @@
 from django.urls import path
 
-from training_app.api import datasets, evals, hsa, judges, publish_gate, runs
+from training_app.api import datasets, endpoints, evals, hsa, judges, publish_gate, runs
 
 urlpatterns = [
+    path("endpoints/", endpoints.EndpointListApi.as_view(), name="endpoint-list"),
+    path(
+        "endpoints/<int:endpoint_id>/",
+        endpoints.EndpointDetailApi.as_view(),
+        name="endpoint-detail",
+    ),
+    path(
+        "endpoints/<int:endpoint_id>/test/",
+        endpoints.EndpointTestApi.as_view(),
+        name="endpoint-test",
+    ),
     path("datasets/", datasets.DatasetListApi.as_view(), name="dataset-list"),
     path("datasets/<int:dataset_id>/", datasets.DatasetDetailApi.as_view(), name="dataset-detail"),
     path(

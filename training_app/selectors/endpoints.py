@@ -27,6 +27,8 @@ from training_app.models import ModelEndpoint
 # (the "-A3B" suffix is its active-parameter count), served with the report's H20 profile.
 QWEN_MOE_PATTERN = re.compile(r"qwen.*(moe|-a\d+(\.\d+)?b\b)", re.IGNORECASE)
 DEFAULT_VLLM_PORT = 8000
+# How long "Test connection" (console page and API) waits for GET /models.
+CONNECTION_CHECK_TIMEOUT_S = 3.0
 
 
 def endpoints_list() -> QuerySet[ModelEndpoint]:
@@ -134,7 +136,7 @@ class ConnectionCheck:
 
 
 def endpoint_check_connection(
-    *, endpoint: ModelEndpoint, timeout_s: float = 3.0
+    *, endpoint: ModelEndpoint, timeout_s: float = CONNECTION_CHECK_TIMEOUT_S
 ) -> ConnectionCheck:
     """Ask the endpoint's server which models it serves (through the same pooled client the
     live path uses). Never raises: every failure becomes a ``ConnectionCheck`` that says
