@@ -388,6 +388,7 @@ CELERY_TASK_ROUTES = {
     "training_app.run_eval": {"queue": "eval"},
     "training_app.run_judge_calibration": {"queue": "eval"},
     "experiments_app.tasks.generate_blind_replies": {"queue": "eval"},
+    "experiments_app.tasks.run_latency_replay": {"queue": "eval"},
 }
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "celery-broker"

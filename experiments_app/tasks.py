@@ -1,4 +1,5 @@
-"""Celery tasks of the experiments app (queue ``default``).
+"""Celery tasks of the experiments app (queue ``default``; blind-test replies and latency
+replays on ``eval``, routed by ``CELERY_TASK_ROUTES``).
 
 ``update_rollups`` is scheduled by Celery beat every ``HAT_ROLLUP_INTERVAL_S`` seconds and can
 be queued after a burst of events; it is idempotent and incremental, and a second copy that
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from celery import Task, shared_task
+from django.conf import settings
 
 from experiments_app.rollups import rollups_update
 
@@ -58,3 +60,25 @@ def generate_blind_replies(self: Task, test_id: int) -> dict[str, Any]:
             raise self.retry(countdown=ENDPOINT_RETRY_S, max_retries=None)
     report = blind_test_generate(test_id)
     return {"generated": report.generated, "failed": len(report.failed), "skipped": report.skipped}
+
+
+@shared_task(
+    bind=True,
+    name="experiments_app.tasks.run_latency_replay",
+    acks_late=True,
+    soft_time_limit=settings.HAT_EVAL_RUN_TIME_LIMIT_S - 60,
+    time_limit=settings.HAT_EVAL_RUN_TIME_LIMIT_S,
+)
+def run_latency_replay(self: Task, report_id: int) -> str:
+    """A latency replay (``services.latency_replay``). A redelivered message finds the
+    report held by a live worker (``busy``) and retries after the lease could go stale, so
+    a dead worker's replay is taken over; one held by a live worker is left to it."""
+    from experiments_app.services import latency_replay
+
+    outcome = latency_replay.latency_replay_run(report_id)
+    if outcome.busy and not self.request.is_eager:
+        raise self.retry(
+            countdown=latency_replay.STALE_AFTER_S,
+            max_retries=int(settings.HAT_EVAL_RUN_TIME_LIMIT_S // latency_replay.STALE_AFTER_S) + 2,
+        )
+    return outcome.status

@@ -14,7 +14,11 @@ from experiments_app.selectors.experiments import (
     experiments_visible_to,
     versions_for_arms,
 )
-from experiments_app.selectors.latency_reports import latency_report_get, latency_reports_of_room
+from experiments_app.selectors.latency_reports import (
+    latency_replay_endpoints,
+    latency_report_get,
+    latency_reports_of_room,
+)
 from experiments_app.selectors.live_replies import replies_of_room, reply_get
 
 __all__ = [
@@ -22,6 +26,7 @@ __all__ = [
     "experiment_get",
     "experiment_phase_numbers",
     "experiments_visible_to",
+    "latency_replay_endpoints",
     "latency_report_get",
     "latency_reports_of_room",
     "replies_of_room",

@@ -7,17 +7,23 @@ whoever asks.
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Q, QuerySet
 from django.http import Http404
 
-from experiments_app.models import LatencyReport
+from console.roles import is_operator
+from experiments_app.models import ExperimentArm, LatencyReport
 from harness_app.models import Room
+from training_app.models import ModelEndpoint
 
 
 def latency_reports_of_room(room: Room) -> QuerySet[LatencyReport]:
     return (
         LatencyReport.objects.filter(room=room)
-        .select_related("endpoint")
+        .select_related("endpoint", "harness_version", "created_by")
+        .defer("request_items", "harness_version__content")
         .order_by("-created_at", "-id")
     )
 
@@ -27,3 +33,18 @@ def latency_report_get(*, room: Room, report_id: int) -> LatencyReport:
         return latency_reports_of_room(room).get(pk=report_id)
     except (LatencyReport.DoesNotExist, ValueError, TypeError):
         raise Http404("No such latency report for this room.") from None
+
+
+def latency_replay_endpoints(*, room: Room, user: Any) -> QuerySet[ModelEndpoint]:
+    """The active endpoints ``user`` may replay ``room`` against: any for an operator (or the
+    shell, ``user`` None); for the room's merchant the ones the room replies through (its
+    reply endpoint, else the console default) and those of its experiments' arms."""
+    active = ModelEndpoint.objects.filter(is_active=True).order_by("name")
+    if user is None or is_operator(user):
+        return active
+    if room.reply_endpoint_id is not None:
+        own = Q(pk=room.reply_endpoint_id)
+    else:
+        own = Q(name=settings.HAT_DEFAULT_ENDPOINT)
+    arms = ExperimentArm.objects.filter(experiment__rooms=room).values("endpoint_id")
+    return active.filter(own | Q(pk__in=arms))

@@ -111,7 +111,9 @@ def promotion_report(endpoint: ModelEndpoint, rooms: Sequence[Room]) -> Promotio
         t1_t2_condition(_rate(t1), _rate(t2), thresholds),
     ]
     for room in rooms:
-        report = LatencyReport.objects.filter(endpoint=endpoint, room=room).first()
+        report = LatencyReport.objects.filter(
+            endpoint=endpoint, room=room, status=LatencyReport.Status.SUCCEEDED
+        ).first()
         conditions.append(
             latency_condition(room.name, report.results if report else None, room.reply_deadline_ms)
         )

@@ -2,91 +2,33 @@
 
     manage.py replay_latency --endpoint local-smollm2 \
         --requests experiments_app/demo_data/replay_100.jsonl --concurrency 1,4,8 \
-        [--room ID] [--limit N] [--arm harness|react]
+        [--room ID] [--limit N] [--arm harness|react] [--queue]
 
-Every request goes through ``live_reply`` (routing override, agent, tools, hooks, trace
-storage) exactly as a live comment would, with ``source=replay`` and a fresh request id, so
-idempotency never answers from an earlier run. Each concurrency level replays the whole set
-with that many worker threads; the latency of a request is the wall time of its
-``live_reply`` call as its worker saw it. The report stores, per level, P50/P95/max, the
+The same job the console and the API start (``services.latency_replay``): the command queues
+the report and runs it here, printing each level as it finishes (``--queue``: leaves it to
+the ``eval`` worker instead). Every request goes through ``live_reply`` with
+``source=replay`` and a fresh request id; the report stores, per level, P50/P95/max, the
 share under 15 s, TTFT P50/P95 (first model call), fallbacks and the raw numbers.
 """
 
 from __future__ import annotations
 
-import json
-import queue
-import threading
-import time
-import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import connection
 
-from experiments_app.latency import LevelSummary, summarize_level
+from experiments_app.latency import LevelSummary
 from experiments_app.models import LatencyReport, LiveReply
-from experiments_app.routing import ArmChoice
-from experiments_app.services import ReplyRequest, live_reply
-from harness_app.models import HarnessVersion, Room
+from experiments_app.services.latency_replay import (
+    MAX_CONCURRENCY,
+    latency_replay_queue,
+    latency_replay_run,
+)
+from harness_app.models import Room
 from training_app import selectors as endpoint_selectors
 from training_app.models import ModelEndpoint
-
-MAX_CONCURRENCY = 256
-
-
-@dataclass(frozen=True)
-class ReplayItem:
-    comment: str
-    product_sku: str
-    uv_id: str
-    recent_comments: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Outcome:
-    latency_ms: float
-    ttft_ms: float | None
-    fallback: bool
-
-
-def load_requests(path: Path, limit: int | None = None) -> list[ReplayItem]:
-    """Read a JSONL request set; every problem names its line."""
-    try:
-        lines = path.read_text("utf-8").splitlines()
-    except OSError as exc:
-        raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
-    items: list[ReplayItem] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"{path}:{number}: not valid JSON: {exc.msg}") from None
-        if not isinstance(data, dict):
-            raise CommandError(f"{path}:{number}: each line must be a JSON object")
-        comment = data.get("comment")
-        if not isinstance(comment, str) or not comment.strip():
-            raise CommandError(f"{path}:{number}: 'comment' must be a non-empty string")
-        recent = data.get("recent_comments", [])
-        if not isinstance(recent, list) or not all(isinstance(c, str) for c in recent):
-            raise CommandError(f"{path}:{number}: 'recent_comments' must be a list of strings")
-        items.append(
-            ReplayItem(
-                comment=comment,
-                product_sku=str(data.get("product_sku") or ""),
-                uv_id=str(data.get("uv_id") or f"replay-uv-{number}"),
-                recent_comments=tuple(recent),
-            )
-        )
-        if limit is not None and len(items) >= limit:
-            break
-    if not items:
-        raise CommandError(f"{path}: no requests in the file")
-    return items
 
 
 def parse_concurrency(text: str) -> list[int]:
@@ -99,70 +41,6 @@ def parse_concurrency(text: str) -> list[int]:
     if not levels or any(not 1 <= level <= MAX_CONCURRENCY for level in levels):
         raise CommandError(f"--concurrency levels must be between 1 and {MAX_CONCURRENCY}")
     return levels
-
-
-def replay_level(
-    items: list[ReplayItem],
-    *,
-    room: Room,
-    choice: ArmChoice,
-    concurrency: int,
-    run_id: str,
-) -> LevelSummary:
-    """Replay ``items`` with ``concurrency`` worker threads pulling from one queue."""
-    work: queue.Queue[tuple[int, ReplayItem]] = queue.Queue()
-    for index, item in enumerate(items):
-        work.put((index, item))
-    outcomes: list[Outcome | None] = [None] * len(items)
-    errors: list[BaseException] = []
-
-    def worker() -> None:
-        try:
-            while True:
-                try:
-                    index, item = work.get_nowait()
-                except queue.Empty:
-                    return
-                request = ReplyRequest(
-                    request_id=f"replay-{run_id}-c{concurrency}-{index:05d}",
-                    uv_id=item.uv_id,
-                    comment=item.comment,
-                    product_sku=item.product_sku,
-                    recent_comments=item.recent_comments,
-                )
-                started = time.perf_counter()
-                record = live_reply(
-                    room=room, request=request, source=LiveReply.Source.REPLAY, choice=choice
-                )
-                elapsed_ms = (time.perf_counter() - started) * 1000
-                outcomes[index] = Outcome(elapsed_ms, record.ttft_ms, record.fallback)
-        except BaseException as exc:  # reported by the main thread
-            errors.append(exc)
-        finally:
-            # Each thread has its own connection; leaving it open would keep a database
-            # session alive after the command (and block dropping a test database).
-            connection.close()
-
-    started = time.perf_counter()
-    threads = [
-        threading.Thread(target=worker, name=f"replay-c{concurrency}-{n}", daemon=True)
-        for n in range(concurrency)
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    wall_s = time.perf_counter() - started
-    if errors:
-        raise CommandError(f"a replay worker failed: {errors[0]!r}")
-    done = [o for o in outcomes if o is not None]
-    return summarize_level(
-        concurrency=concurrency,
-        latencies_ms=[o.latency_ms for o in done],
-        ttfts_ms=[o.ttft_ms for o in done if o.ttft_ms is not None],
-        fallbacks=sum(o.fallback for o in done),
-        wall_s=wall_s,
-    )
 
 
 class Command(BaseCommand):
@@ -188,38 +66,58 @@ class Command(BaseCommand):
             default=None,
             help="agent to run (default: the room's serving arm)",
         )
+        parser.add_argument(
+            "--queue",
+            action="store_true",
+            help="queue the replay on the eval worker (its progress on the console's report "
+            "page) instead of running it here",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         endpoint = self._endpoint(options["endpoint"])
         levels = parse_concurrency(options["concurrency"])
         if options["limit"] is not None and options["limit"] < 1:
             raise CommandError("--limit must be at least 1")
-        items = load_requests(options["requests"], options["limit"])
         room = self._room(options["room"], endpoint)
-        version = HarnessVersion.objects.get(
-            harness=room.harness, status=HarnessVersion.Status.PUBLISHED
-        )
-        choice = ArmChoice(options["arm"] or room.serving_arm, version, endpoint)
-        run_id = uuid.uuid4().hex[:12]
-
-        self.stdout.write(
-            f"replaying {len(items)} request(s) on room {room.pk} ({room.name}), "
-            f"{choice.arm} arm, harness v{version.number}, endpoint {endpoint.name}"
-        )
-        summaries = []
-        for level in levels:
-            summary = replay_level(
-                items, room=room, choice=choice, concurrency=level, run_id=run_id
+        try:
+            report = latency_replay_queue(
+                room=room,
+                endpoint=endpoint,
+                concurrency=levels,
+                request_set="file",
+                request_path=options["requests"],
+                limit=options["limit"],
+                arm=options["arm"] or "",
+                enqueue=options["queue"],
             )
-            summaries.append(summary)
-            self.stdout.write(f"  concurrency {level}: done in {summary.wall_s:.1f} s")
-        report = LatencyReport.objects.create(
-            endpoint=endpoint,
-            room=room,
-            request_file=str(options["requests"])[:300],
-            requests=len(items),
-            results=[s.as_json() for s in summaries],
+        except ValidationError as exc:
+            # A request file's problems name their line (path:N: ...); the rest their option.
+            problems = [m if name == "request_set" else f"--{name}: {m}" for name, m in _flat(exc)]
+            raise CommandError("; ".join(problems)) from None
+        assert report.harness_version is not None
+        self.stdout.write(
+            f"replaying {report.requests} request(s) on room {room.pk} ({room.name}), "
+            f"{report.arm} arm, harness v{report.harness_version.number}, "
+            f"endpoint {endpoint.name}"
         )
+        if options["queue"]:
+            self.stdout.write(
+                self.style.SUCCESS(f"latency report {report.pk} queued on the eval worker")
+            )
+            return
+        summaries: list[LevelSummary] = []
+
+        def level_done(summary: LevelSummary) -> None:
+            summaries.append(summary)
+            level, wall_s = summary.concurrency, summary.wall_s
+            self.stdout.write(f"  concurrency {level}: done in {wall_s:.1f} s")
+
+        latency_replay_run(report.pk, on_level=level_done)
+        report.refresh_from_db()
+        if report.status != LatencyReport.Status.SUCCEEDED:
+            raise CommandError(
+                f"latency report {report.pk} {report.status}: {report.error or 'no error text'}"
+            )
         self.stdout.write(format_table(summaries))
         self.stdout.write(self.style.SUCCESS(f"latency report {report.pk} stored"))
 
@@ -274,3 +172,7 @@ def _ms(value: float | None) -> str:
 
 def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value:.0%}"
+
+
+def _flat(exc: ValidationError) -> list[tuple[str, str]]:
+    return [(name, message) for name, messages in exc.message_dict.items() for message in messages]
