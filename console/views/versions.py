@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from console.forms.publish_gate import OverrideForm
 from console.views.access import console_user_required
 from console.views.publish_gate import publish_panel
+from experiments_app.selectors.room_pins import running_experiments_pinning
 from harness_app import selectors, services
 from harness_app.harness.model import Harness as HarnessContent
 from harness_app.harness.prompt import (
@@ -139,6 +140,9 @@ def _confirm_and_publish(
         if rollback
         else version.status != HarnessVersion.Status.PUBLISHED,
         "override_form": OverrideForm(),
+        # A publish moves only the room's default traffic: running experiments keep the
+        # versions their arms pin.
+        "running_pins": running_experiments_pinning(room=harness.room, user=request.user),
     }
     if not rollback and context["allowed"]:
         context.update(publish_panel(request, version))
