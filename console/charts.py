@@ -287,8 +287,10 @@ def _num(value: Any) -> float:
 # --- experiment readouts ----------------------------------------------------------------------
 # Relative lift in percent with its interval in every figure, so the eye lands on the
 # uncertainty: ci_bars (headline lift per metric and arm), cumulative_lift (estimate at each
-# day's cut-off with its CI band, and the always-valid band when sequential), daily_effects
-# (each day's effect with its CI and the inverse-variance pooled effect).
+# day's cut-off with the always-valid confidence sequence - never fixed-horizon intervals,
+# which a daily look would read as "significant on day 5"), daily_effects (each day's effect
+# with its interval, and the headline effect as the overall line). Relative intervals of days
+# and cut-offs are on the log-ratio scale (never below -100%).
 
 ARM_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 
@@ -373,19 +375,11 @@ def cumulative_lift(readout: Readout, metric: str) -> dict[str, Any]:
         points = daily.cumulative
         x = [days[p.day] for p in points]
         estimate = [_pct(p.relative.estimate) for p in points]
+        level = f"{100 * (1 - readout.experiment.alpha):.0f}%"
         if any(p.sequential is not None for p in points):
             low = [_pct(p.sequential.relative.ci_low) if p.sequential else None for p in points]
             high = [_pct(p.sequential.relative.ci_high) if p.sequential else None for p in points]
-            _band(fig, x, low, high, color, "always-valid CS", 0.08)
-        _band(
-            fig,
-            x,
-            [_pct(p.relative.ci_low) for p in points],
-            [_pct(p.relative.ci_high) for p in points],
-            color,
-            f"{100 * (1 - readout.experiment.alpha):.0f}% CI",
-            0.18,
-        )
+            _band(fig, x, low, high, color, f"always-valid {level} confidence sequence", 0.18)
         fig.add_trace(
             go.Scatter(
                 x=x,
@@ -451,13 +445,13 @@ def daily_effects(readout: Readout, metric: str) -> dict[str, Any]:
                 hovertemplate="%{x}: %{y:+.2f}%<extra>%{fullData.name}</extra>",
             )
         )
-        pooled = _pct(daily.heterogeneity.pooled_estimate)
-        if pooled is not None:
+        overall = _pct(comparison.readout.headline_relative.estimate)
+        if overall is not None:
             fig.add_hline(
-                y=pooled,
+                y=overall,
                 line_color=color,
                 line_width=1,
-                annotation_text=f"pooled {pooled:+.2f}%",
+                annotation_text=f"overall {overall:+.2f}% (headline, all units)",
                 annotation_position="top left",
                 annotation_font_color=color,
             )

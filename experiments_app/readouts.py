@@ -49,7 +49,7 @@ METRIC_LABELS = dict(Experiment.Metric.choices)
 # (green) or hurts (red), not by significance alone. Both outcome metrics are "more is
 # better"; the guardrails (latency, fallback and hook-block rates, tokens) are all "less is
 # better", which is how ``guardrail_results`` reads a breach (treatment above control).
-HIGHER_IS_BETTER = {Experiment.Metric.GMV.value: True, Experiment.Metric.VIEWS.value: True}
+HIGHER_IS_BETTER = {metric.value: True for metric in Experiment.Metric}
 _SUM_FIELDS = (
     "sum_y",
     "sum_y2",
@@ -278,6 +278,7 @@ def experiment_readout(*, experiment: Experiment, phase: int | None = None) -> R
                 planned_units=planned,
                 daily=daily,
                 cumulative=cumulative,
+                cumulative_cs_units=cumulative[-1][0].n + cumulative[-1][1].n,
             )
     holm = adjusted_p_values(readouts, method="holm")
     for metric in metric_names:
@@ -295,8 +296,24 @@ def experiment_readout(*, experiment: Experiment, phase: int | None = None) -> R
                 higher_is_better=HIGHER_IS_BETTER.get(metric, True),
             )
         )
+    if Experiment.Metric.GMV_CAPPED in metric_names:
+        readout.notes.append(_gmv_cap_note(rollup.gmv_cap if rollup else None))
     readout.guardrails = guardrail_results(experiment, arms)
     return readout
+
+
+def _gmv_cap_note(cap: float | None) -> str:
+    if cap is None:
+        return (
+            "Capped GMV: no cap could be set (no GMV among the rooms' UVs in the 14 days before "
+            "the start), so it equals uncapped GMV here."
+        )
+    return (
+        f"Capped GMV: each UV's GMV counts at most {cap:,.2f}, the 99th percentile of per-UV "
+        "GMV in the rooms' 14 days before the start (the same cap for every arm, fixed before "
+        "any outcome). It estimates the effect on capped GMV: it tames the heavy tail that "
+        "makes uncapped intervals too short, and attenuates an effect carried by big spenders."
+    )
 
 
 def _phase_notes(

@@ -35,12 +35,14 @@ fails, the experiment is marked for a full refresh on the next run.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
@@ -72,7 +74,10 @@ EXPOSURE_SCAN_OVERLAP = timedelta(minutes=2)
 RUNNER_LOCK_KEY = 0x524F4C4C  # one rollup run at a time (PostgreSQL)
 CUMULATIVE_DAYS_PER_QUERY = 20
 ROLLUP_WORK_MEM = "256MB"
-METRICS = ("gmv", "views")
+# GMV and views are always rolled up, capped GMV too when an experiment reads it: each UV's
+# GMV winsorized at this percentile of per-UV GMV among the UVs active in the experiment's
+# rooms in the pre-period (numpy's linear percentile).
+GMV_CAP_PERCENTILE = 99.0
 
 T_EVENT = Event._meta.db_table
 T_UVDAY = UvDay._meta.db_table
@@ -320,14 +325,20 @@ def _refresh_experiment(
         full = True  # never scanned, or new pre-period history: covariates change
     with transaction.atomic():
         _tune_session()
+        metrics = metric_specs(experiment, rollup.gmv_cap)
         days = (
             None
             if full or since is None
-            else _refresh_incremental(experiment, room_ids, window, since, now, report)
+            else _refresh_incremental(experiment, room_ids, window, since, now, report, metrics)
         )
         if days is None:
             report.full_refresh.append(experiment.pk)
-            days = _refresh_full(experiment, room_ids, window, now, report)
+            # the cap is fixed by the pre-period: set on every full refresh (new pre-period
+            # history forces one), kept by incremental runs
+            rollup.gmv_cap = gmv_cap(experiment, room_ids, window)
+            rollup.save(update_fields=["gmv_cap"])
+            metrics = metric_specs(experiment, rollup.gmv_cap)
+            days = _refresh_full(experiment, room_ids, window, now, report, metrics)
         if days:
             rollup.full_refresh_needed = False
             rollup.refreshed_at = now
@@ -339,7 +350,12 @@ def _refresh_experiment(
 
 
 def _refresh_full(
-    experiment: Experiment, room_ids: list[int], window: Window, now: datetime, report: RollupReport
+    experiment: Experiment,
+    room_ids: list[int],
+    window: Window,
+    now: datetime,
+    report: RollupReport,
+    metrics: Metrics,
 ) -> list[date]:
     """Recompute everything of the experiment from exposures and UV-days."""
     clock = _Clock(report)
@@ -357,8 +373,8 @@ def _refresh_full(
     clock.lap("unit-days")
     data_days = _data_days(experiment.pk)
     if data_days:
-        _rewrite_daily_stats(experiment, data_days)
-        _rewrite_cumulative_stats(experiment.pk, min(data_days))
+        _rewrite_daily_stats(experiment, data_days, metrics)
+        _rewrite_cumulative_stats(experiment.pk, min(data_days), metrics)
     clock.lap("stats")
     return days
 
@@ -370,6 +386,7 @@ def _refresh_incremental(
     since: datetime,
     now: datetime,
     report: RollupReport,
+    metrics: Metrics,
 ) -> list[date] | None:
     """Rewrite only what the run's new UV-days and exposures touch; None: needs a full
     refresh (a member's first day moved earlier)."""
@@ -395,9 +412,9 @@ def _refresh_incremental(
     _replace_affected_unit_days(experiment, days, affected)
     _stage_changed_units(experiment, affected)
     clock.lap("unit-days")
-    _rewrite_daily_stats(experiment, days)
+    _rewrite_daily_stats(experiment, days, metrics)
     clock.lap("daily stats")
-    _update_cumulative_stats(experiment.pk, cutoffs, affected)
+    _update_cumulative_stats(experiment.pk, cutoffs, affected, metrics)
     clock.lap("cumulative stats")
     return days
 
@@ -596,6 +613,33 @@ def _data_days(experiment_id: int) -> list[date]:
             f"SELECT DISTINCT day FROM {T_UNITDAY} WHERE experiment_id = %s", [experiment_id]
         )
     ]
+
+
+def gmv_cap(experiment: Experiment, room_ids: list[int], window: Window) -> float | None:
+    """The capped GMV metric's cap: the GMV_CAP_PERCENTILE-th percentile of per-UV GMV over
+    the UVs active in the experiment's rooms in the pre-period (the 14 days before the start:
+    fixed before any outcome is seen, the same for both arms). None when the experiment does
+    not read capped GMV or the percentile is not positive (too few pre-period purchases)."""
+    wanted = {experiment.primary_metric, *experiment.secondary_metrics}
+    if Experiment.Metric.GMV_CAPPED not in wanted or experiment.unit != Experiment.Unit.UV:
+        return None
+    in_pre = f"room_id IN ({_in(room_ids)}) AND day >= %s AND day < %s"
+    params = [*room_ids, window.pre_start, window.start]
+    active = int(
+        _fetch(f"SELECT COUNT(DISTINCT uv_id) FROM {T_UVDAY} WHERE {in_pre}", params)[0][0]
+    )
+    nonzero = [
+        float(total)
+        for (total,) in _fetch(
+            f"SELECT SUM(gmv) FROM {T_UVDAY} WHERE {in_pre} GROUP BY uv_id HAVING SUM(gmv) <> 0",
+            params,
+        )
+    ]
+    if not active:
+        return None
+    values = np.concatenate([np.zeros(active - len(nonzero)), np.asarray(nonzero)])
+    cap = float(np.percentile(values, GMV_CAP_PERCENTILE))
+    return cap if cap > 0 and math.isfinite(cap) else None
 
 
 # --- 3. room-level exposures ------------------------------------------------------------------
@@ -825,11 +869,49 @@ def _rewrite_unit_days(experiment: Experiment, room_ids: list[int], days: list[d
 
 # --- 6. per-arm sufficient statistics ---------------------------------------------------------
 
-# Per metric: outcome y, per-day covariate, joining covariate (cumulative).
+# Per outcome: y, per-day covariate, joining covariate (cumulative).
 _METRIC_COLUMNS = {
     "gmv": ("y_gmv", "c_gmv", "new_c_gmv"),
     "views": ("y_views", "c_views", "new_c_views"),
 }
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One ArmDayStats metric: which rolled-up outcome it sums, and the cap (winsorization)
+    applied to each unit's value - the unit-day's for daily stats, the running total's for
+    cumulative ones - and to its covariate."""
+
+    name: str
+    outcome: str  # "gmv" | "views"
+    cap: float | None = None
+
+    def value(self, expression: str) -> str:
+        if self.cap is None:
+            return expression
+        cap = repr(float(self.cap))  # a float the rollup computed, never user input
+        return f"(CASE WHEN {expression} > {cap} THEN {cap} ELSE {expression} END)"
+
+
+Metrics = tuple[MetricSpec, ...]
+PLAIN_METRICS: Metrics = (MetricSpec("gmv", "gmv"), MetricSpec("views", "views"))
+
+
+def metric_specs(experiment: Experiment, gmv_cap: float | None) -> Metrics:
+    """The metrics rolled up for ``experiment``: GMV and views, plus capped GMV when the
+    experiment reads it (with no cap, when none could be set: it then equals GMV, and the
+    readout says so)."""
+    wanted = {experiment.primary_metric, *experiment.secondary_metrics}
+    if Experiment.Metric.GMV_CAPPED in wanted:
+        return (*PLAIN_METRICS, MetricSpec(Experiment.Metric.GMV_CAPPED, "gmv", gmv_cap))
+    return PLAIN_METRICS
+
+
+def _width(metrics: Metrics) -> int:
+    """Values per (arm, phase, cutoff): n, sum_x, sum_x2, then the 7 moments per metric."""
+    return 3 + len(metrics) * len(_STAT_FIELDS)
+
+
 _STAT_FIELDS = ("sum_y", "sum_y2", "sum_xy", "sum_c", "sum_c2", "sum_yc", "sum_xc")
 
 
@@ -847,12 +929,19 @@ def _moment_sql(x: str, y: str, c: str) -> list[str]:
 
 
 def _stats_rows(
-    experiment_id: int, day: date, scope: str, arm_id: int, phase_id: int, values: Sequence[Any]
+    experiment_id: int,
+    day: date,
+    scope: str,
+    arm_id: int,
+    phase_id: int,
+    values: Sequence[Any],
+    metrics: Metrics,
 ) -> list[ArmDayStats]:
-    """values: n, sum_x, sum_x2, then _STAT_FIELDS for gmv, then for views."""
+    """values: n, sum_x, sum_x2, then _STAT_FIELDS for each of ``metrics``."""
     n, sum_x, sum_x2 = int(values[0]), float(values[1] or 0), float(values[2] or 0)
     rows = []
-    for i, metric in enumerate(METRICS):
+    for i, spec in enumerate(metrics):
+        metric = spec.name
         chunk = values[3 + i * len(_STAT_FIELDS) : 3 + (i + 1) * len(_STAT_FIELDS)]
         rows.append(
             ArmDayStats(
@@ -871,19 +960,19 @@ def _stats_rows(
     return rows
 
 
-def _rewrite_daily_stats(experiment: Experiment, days: list[date]) -> None:
+def _rewrite_daily_stats(experiment: Experiment, days: list[date], metrics: Metrics) -> None:
     pk = experiment.pk
     daily_cols = ["COUNT(*)", "SUM(uvs)", "SUM(uvs * uvs)"]
-    for metric in METRICS:
-        y, c, _ = _METRIC_COLUMNS[metric]
-        daily_cols += _moment_sql("uvs", y, c)
+    for spec in metrics:
+        y, c, _ = _METRIC_COLUMNS[spec.outcome]
+        daily_cols += _moment_sql("uvs", spec.value(y), spec.value(c))
     rows: list[ArmDayStats] = []
     for day, arm_id, phase_id, *values in _fetch(
         f"SELECT day, arm_id, phase_id, {', '.join(daily_cols)} FROM {T_UNITDAY} "
         f"WHERE experiment_id = %s AND day IN ({_in(days)}) GROUP BY day, arm_id, phase_id",
         [pk, *days],
     ):
-        rows += _stats_rows(pk, _as_date(day), "daily", int(arm_id), int(phase_id), values)
+        rows += _stats_rows(pk, _as_date(day), "daily", int(arm_id), int(phase_id), values, metrics)
     ArmDayStats.objects.filter(
         experiment_id=pk, scope=ArmDayStats.Scope.DAILY, day__in=days
     ).delete()
@@ -902,11 +991,21 @@ def _cutoffs(experiment_id: int, days: list[date]) -> list[date]:
     return [first + timedelta(days=i) for i in range((last - first).days + 1)]
 
 
-Sums = dict[tuple[int, int], list[list[float]]]  # (arm, phase) -> per cutoff: _WIDTH values
-_WIDTH = 3 + 2 * len(_STAT_FIELDS)  # n, sum_x, sum_x2, then the 7 moments per metric
+Sums = dict[tuple[int, int], list[list[float]]]  # (arm, phase) -> per cutoff: _width values
 
 
-def _cumulative_sums(experiment_id: int, cutoffs: list[date]) -> Sums:
+def _running_moments(x: str, g: str, v: str, cg: str, cv: str, metrics: Metrics) -> list[str]:
+    """SUM expressions over units of f(running totals): n, sum_x, sum_x2, then each metric's
+    moments of its (capped) running outcome and covariate."""
+    out = [f"SUM(CASE WHEN {x} > 0 THEN 1 ELSE 0 END)", f"SUM({x})", f"SUM({x} * {x})"]
+    running = {"gmv": (g, cg), "views": (v, cv)}
+    for spec in metrics:
+        y, c = running[spec.outcome]
+        out += _moment_sql(x, spec.value(y), spec.value(c))
+    return out
+
+
+def _cumulative_sums(experiment_id: int, cutoffs: list[date], metrics: Metrics) -> Sums:
     """Per (arm, phase): sums over all units of f(running totals through each cutoff), with
     the running totals from one scan (one conditional sum per cutoff)."""
     out: Sums = {}
@@ -926,13 +1025,7 @@ def _cumulative_sums(experiment_id: int, cutoffs: list[date]) -> Sums:
             for name, column in columns.items():
                 inner.append(f"SUM(CASE WHEN day <= %s THEN {column} ELSE 0 END) AS {name}{k}")
                 params.append(cutoff)
-            outer += [
-                f"SUM(CASE WHEN x{k} > 0 THEN 1 ELSE 0 END)",
-                f"SUM(x{k})",
-                f"SUM(x{k} * x{k})",
-            ]
-            outer += _moment_sql(f"x{k}", f"g{k}", f"cg{k}")
-            outer += _moment_sql(f"x{k}", f"v{k}", f"cv{k}")
+            outer += _running_moments(f"x{k}", f"g{k}", f"v{k}", f"cg{k}", f"cv{k}", metrics)
         sql = f"""
             SELECT arm_id, phase_id, {", ".join(outer)} FROM (
                 SELECT unit_id, arm_id, phase_id, {", ".join(inner)}
@@ -940,18 +1033,20 @@ def _cumulative_sums(experiment_id: int, cutoffs: list[date]) -> Sums:
                 GROUP BY unit_id, arm_id, phase_id
             ) u GROUP BY arm_id, phase_id
         """
+        width = _width(metrics)
         for arm_id, phase_id, *values in _fetch(sql, [*params, experiment_id, chunk[-1]]):
             per_cutoff = out.setdefault((int(arm_id), int(phase_id)), [])
             for k in range(len(chunk)):
-                per_cutoff.append([float(v or 0) for v in values[k * _WIDTH : (k + 1) * _WIDTH]])
-    width = len(cutoffs)
+                per_cutoff.append([float(v or 0) for v in values[k * width : (k + 1) * width]])
     for key, per_cutoff in out.items():  # (arm, phase) seen in only some chunks: pad
-        if len(per_cutoff) != width:
-            out[key] = per_cutoff + [[0.0] * _WIDTH] * (width - len(per_cutoff))
+        if len(per_cutoff) != len(cutoffs):
+            out[key] = per_cutoff + [[0.0] * _width(metrics)] * (len(cutoffs) - len(per_cutoff))
     return out
 
 
-def _write_cumulative(experiment_id: int, cutoffs: list[date], sums: Sums) -> None:
+def _write_cumulative(
+    experiment_id: int, cutoffs: list[date], sums: Sums, metrics: Metrics
+) -> None:
     last = _last_day(experiment_id)
     rows: list[ArmDayStats] = []
     for (arm_id, phase_id), per_cutoff in sums.items():
@@ -959,14 +1054,16 @@ def _write_cumulative(experiment_id: int, cutoffs: list[date], sums: Sums) -> No
             if last is None or cutoff > last or round(values[0]) <= 0:
                 continue
             values = [round(values[0]), *values[1:]]
-            rows += _stats_rows(experiment_id, cutoff, "cumulative", arm_id, phase_id, values)
+            rows += _stats_rows(
+                experiment_id, cutoff, "cumulative", arm_id, phase_id, values, metrics
+            )
     ArmDayStats.objects.filter(
         experiment_id=experiment_id, scope=ArmDayStats.Scope.CUMULATIVE, day__gte=cutoffs[0]
     ).delete()
     ArmDayStats.objects.bulk_create(rows)
 
 
-def _rewrite_cumulative_stats(experiment_id: int, first: date) -> None:
+def _rewrite_cumulative_stats(experiment_id: int, first: date, metrics: Metrics) -> None:
     """From scratch (full refresh): every unit's running totals."""
     if _last_day(experiment_id) is None:
         ArmDayStats.objects.filter(
@@ -974,44 +1071,42 @@ def _rewrite_cumulative_stats(experiment_id: int, first: date) -> None:
         ).delete()
         return
     cutoffs = _cutoffs(experiment_id, [first])
-    _write_cumulative(experiment_id, cutoffs, _cumulative_sums(experiment_id, cutoffs))
+    _write_cumulative(
+        experiment_id, cutoffs, _cumulative_sums(experiment_id, cutoffs, metrics), metrics
+    )
 
 
-def _update_cumulative_stats(experiment_id: int, cutoffs: list[date], affected: str) -> None:
+def _update_cumulative_stats(
+    experiment_id: int, cutoffs: list[date], affected: str, metrics: Metrics
+) -> None:
     """new(k) = stored(k) - changed units' old contribution(k) + their new contribution(k).
 
     Other units keep their running totals, so the stored sums change only by what the
     changed units contribute; one scan of the changed units' unit-days (plus the replaced
     rows kept aside) gives both contributions."""
-    current, previous = _changed_contributions(experiment_id, cutoffs, affected)
-    stored = _stored_cumulative(experiment_id, cutoffs)
+    current, previous = _changed_contributions(experiment_id, cutoffs, affected, metrics)
+    stored = _stored_cumulative(experiment_id, cutoffs, metrics)
     combined: Sums = {}
     for key in set(previous) | set(current) | set(stored):
-        zero = [[0.0] * _WIDTH for _ in cutoffs]
+        zero = [[0.0] * _width(metrics) for _ in cutoffs]
         old, before, after = stored.get(key, zero), previous.get(key, zero), current.get(key, zero)
         combined[key] = [
             [o - b + a for o, b, a in zip(old[k], before[k], after[k], strict=True)]
             for k in range(len(cutoffs))
         ]
-    _write_cumulative(experiment_id, cutoffs, combined)
+    _write_cumulative(experiment_id, cutoffs, combined, metrics)
 
 
 _RUNNING = {"x": "new_uvs", "g": "y_gmv", "v": "y_views", "cg": "new_c_gmv", "cv": "new_c_views"}
 
 
-def _outer_sums(prefix: str, k: int) -> list[str]:
+def _outer_sums(prefix: str, k: int, metrics: Metrics) -> list[str]:
     x, g, v, cg, cv = (f"{prefix}{name}{k}" for name in _RUNNING)
-    return [
-        f"SUM(CASE WHEN {x} > 0 THEN 1 ELSE 0 END)",
-        f"SUM({x})",
-        f"SUM({x} * {x})",
-        *_moment_sql(x, g, cg),
-        *_moment_sql(x, v, cv),
-    ]
+    return _running_moments(x, g, v, cg, cv, metrics)
 
 
 def _changed_contributions(
-    experiment_id: int, cutoffs: list[date], affected: str
+    experiment_id: int, cutoffs: list[date], affected: str, metrics: Metrics
 ) -> tuple[Sums, Sums]:
     """(new, old): per (arm, phase) and cutoff, the changed units' sums of f(running totals)
     after and before this run's rewrite. Current rows of affected unit-days count only as
@@ -1033,7 +1128,7 @@ def _changed_contributions(
                     )
                     params.append(cutoff)
         for k in range(len(chunk)):
-            outer += _outer_sums("n", k) + _outer_sums("o", k)
+            outer += _outer_sums("n", k, metrics) + _outer_sums("o", k, metrics)
         columns = "unit_id, arm_id, phase_id, day, " + ", ".join(_RUNNING.values())
         sql = f"""
             SELECT arm_id, phase_id, {", ".join(outer)} FROM (
@@ -1051,35 +1146,41 @@ def _changed_contributions(
                 GROUP BY unit_id, arm_id, phase_id
             ) per_unit GROUP BY arm_id, phase_id
         """
+        width = _width(metrics)
         for arm_id, phase_id, *values in _fetch(sql, [*params, experiment_id, chunk[-1]]):
             key = (int(arm_id), int(phase_id))
             for k in range(len(chunk)):
-                base = 2 * k * _WIDTH
-                new.setdefault(key, []).append(
-                    [float(x or 0) for x in values[base : base + _WIDTH]]
-                )
+                base = 2 * k * width
+                new.setdefault(key, []).append([float(x or 0) for x in values[base : base + width]])
                 old.setdefault(key, []).append(
-                    [float(x or 0) for x in values[base + _WIDTH : base + 2 * _WIDTH]]
+                    [float(x or 0) for x in values[base + width : base + 2 * width]]
                 )
     for sums in (new, old):
         for key, per_cutoff in sums.items():  # a (arm, phase) missing from some chunks: pad
             if len(per_cutoff) != len(cutoffs):
-                sums[key] = per_cutoff + [[0.0] * _WIDTH] * (len(cutoffs) - len(per_cutoff))
+                sums[key] = per_cutoff + [[0.0] * _width(metrics)] * (
+                    len(cutoffs) - len(per_cutoff)
+                )
     return new, old
 
 
-def _stored_cumulative(experiment_id: int, cutoffs: list[date]) -> Sums:
+def _stored_cumulative(experiment_id: int, cutoffs: list[date], metrics: Metrics) -> Sums:
     """The stored cumulative sums at each cutoff, carrying the last stored day forward (no
     data after it means the same running totals)."""
     by_key: dict[tuple[int, int], dict[date, list[float]]] = {}
+    width = _width(metrics)
+    position = {spec.name: i for i, spec in enumerate(metrics)}
     for row in ArmDayStats.objects.filter(
-        experiment_id=experiment_id, scope=ArmDayStats.Scope.CUMULATIVE, day__lte=cutoffs[-1]
+        experiment_id=experiment_id,
+        scope=ArmDayStats.Scope.CUMULATIVE,
+        day__lte=cutoffs[-1],
+        metric__in=list(position),
     ).order_by("day"):
         vector = by_key.setdefault((row.arm_id, row.phase_id), {}).setdefault(
-            row.day, [0.0] * _WIDTH
+            row.day, [0.0] * width
         )
         vector[0], vector[1], vector[2] = float(row.n), row.sum_x, row.sum_x2
-        offset = 3 + METRICS.index(row.metric) * len(_STAT_FIELDS)
+        offset = 3 + position[row.metric] * len(_STAT_FIELDS)
         for i, name in enumerate(_STAT_FIELDS):
             vector[offset + i] = getattr(row, name)
     out: Sums = {}
@@ -1088,7 +1189,7 @@ def _stored_cumulative(experiment_id: int, cutoffs: list[date]) -> Sums:
         series = []
         for cutoff in cutoffs:
             earlier = [d for d in days_sorted if d <= cutoff]
-            series.append(list(per_day[earlier[-1]]) if earlier else [0.0] * _WIDTH)
+            series.append(list(per_day[earlier[-1]]) if earlier else [0.0] * width)
         out[key] = series
     return out
 

@@ -201,6 +201,9 @@ class ExperimentRollup(models.Model):
     )
     full_refresh_needed = models.BooleanField(default=True)
     refreshed_at = models.DateTimeField(null=True, blank=True)
+    # The capped GMV metric's cap (rollups.gmv_cap), set by each full refresh from the
+    # pre-period; None: the experiment does not read capped GMV, or no cap could be set.
+    gmv_cap = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["experiment_id"]

@@ -32,6 +32,9 @@ class Experiment(models.Model):
     class Metric(models.TextChoices):
         GMV = "gmv", "Confirmed-receipt GMV per UV"
         VIEWS = "views", "Item-page views per UV"
+        # Each UV's GMV winsorized at the 99th percentile of per-UV pre-period GMV (set by
+        # the rollup; UV-randomized experiments only): narrower intervals that cover.
+        GMV_CAPPED = "gmv_capped", "Confirmed-receipt GMV per UV, capped at the pre-period 99th pct"
 
     name = models.CharField(max_length=120)
     hypothesis = models.TextField(blank=True)

@@ -97,6 +97,12 @@ def validate_spec(spec: ExperimentSpec) -> list[tuple[str, str]]:
             errors.append(("secondary_metrics", f"unknown metric {metric!r}"))
         elif metric == spec.primary_metric:
             errors.append(("secondary_metrics", f"{metric!r} is already the primary metric"))
+    if spec.unit != Experiment.Unit.UV:
+        capped = Experiment.Metric.GMV_CAPPED.value
+        if spec.primary_metric == capped:
+            errors.append(("primary_metric", f"{capped!r} caps each UV's GMV: UV unit only"))
+        if capped in spec.secondary_metrics:
+            errors.append(("secondary_metrics", f"{capped!r} caps each UV's GMV: UV unit only"))
     seen_guardrails: set[str] = set()
     for i, guard in enumerate(spec.guardrails):
         metric = str(guard.get("metric"))

@@ -82,13 +82,19 @@ def metric_readout(
     daily: Sequence[ArmPair] | None = None,
     cumulative: Sequence[ArmPair] | None = None,
     power: float = 0.8,
+    cumulative_cs_units: int | None = None,
 ) -> MetricReadout:
     """Effects, intervals, p-values (and optionally CUPED, CS, daily series, MDE) for a metric.
 
     ``planned_units`` (total randomization units the experiment is planned to reach) is
     required with ``sequential=True``: the CS tuning must be fixed before looking at data.
     ``daily``: per-day (control, treatment) stats of that day's units; ``cumulative``:
-    stats of all units up to each day (see :mod:`experiments_app.stats.daily`).
+    stats of all units up to each day (see :mod:`experiments_app.stats.daily`). The
+    cumulative series always carries the always-valid CS when it can be tuned: to
+    ``planned_units`` with ``sequential=True``, else to ``cumulative_cs_units`` (the readout
+    passes the units so far: a CS for the chart, whose tuning depends on the sample size
+    only, never on outcomes). With ``sequential=True`` and a cumulative series, the headline
+    CS is the series' last point: running-minimum p-value, running-intersection interval.
     """
     if sequential and planned_units is None:
         raise ValueError("sequential=True needs planned_units (total units planned, both arms)")
@@ -121,8 +127,11 @@ def metric_readout(
             kind=kind,
             cuped=cuped,
             alpha=alpha,
-            planned_units=planned_units if sequential else None,
+            planned_units=planned_units if sequential else cumulative_cs_units,
         )
+        last = daily_result.cumulative[-1].sequential if daily_result.cumulative else None
+        if seq is not None and last is not None:
+            seq = last
 
     variance = _pooled_unit_variance(head_c, head_t)
     mde = (

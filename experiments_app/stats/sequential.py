@@ -32,13 +32,21 @@ p-value - the smallest alpha whose CS excludes 0 - is
 
     p_t = min(1, sqrt(t rho**2 + 1) * exp(-z_t**2 t rho**2 / (2 (t rho**2 + 1)))),  z_t = est/SE.
 
-It is valid at each look; report its running minimum over looks.
+Each look's p_t and interval hold at that look; over a series of looks the readout reports
+the running minimum of p_t and the running intersection of the intervals
+(:func:`running_sequence`): still valid uniformly over time, and consistent with each other
+(the running p-value falls below alpha exactly when some look's interval excluded 0).
+
+The relative lift's CS is built on log(m_t/m_c) with the delta-method SE
+sqrt(v_t/m_t**2 + v_c/m_c**2) and exponentiated, so it never reaches below -100% (GMV per
+UV cannot fall by more than all of it); undefined when an arm's mean is not positive.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import overload
 
 import numpy as np
@@ -154,17 +162,57 @@ def sequential_effect(
     diff = treatment.estimate - control.estimate
     se = math.sqrt(control.variance + treatment.variance)
     mc, mt = control.estimate, treatment.estimate
-    if mc != 0.0 and math.isfinite(mc):
-        rel = mt / mc - 1.0
-        rel_se = math.sqrt(treatment.variance + (mt / mc) ** 2 * control.variance) / abs(mc)
+    if mc > 0.0 and mt > 0.0 and math.isfinite(mc) and math.isfinite(mt):
+        log_ratio = math.log(mt / mc)
+        log_se = math.sqrt(treatment.variance / mt**2 + control.variance / mc**2)
     else:
-        rel = rel_se = math.nan
+        log_ratio = log_se = math.nan
     args = (multiplier, units, rho, alpha, control, treatment)
+    on_log = _cs_effect("asymptotic-cs-log", log_ratio, log_se, *args)
+    relative = replace(
+        on_log,
+        estimate=math.expm1(log_ratio),
+        ci_low=math.expm1(on_log.ci_low),
+        ci_high=math.expm1(on_log.ci_high),
+    )
     return SequentialResult(
         absolute=_cs_effect("asymptotic-cs", diff, se, *args),
-        relative=_cs_effect("asymptotic-cs-delta", rel, rel_se, *args),
+        relative=relative,
         rho=rho,
         planned_units=planned_units,
         units=units,
         multiplier=multiplier,
+    )
+
+
+def _running(effects: Sequence[Effect]) -> list[Effect]:
+    """Running minimum p-value and running intersection of the intervals over looks
+    (undefined looks carry the previous bounds forward). Should the intersection ever be
+    empty - the asymptotic boundary is only approximately valid in small samples - that
+    look's own interval is kept."""
+    out: list[Effect] = []
+    low, high, p = -math.inf, math.inf, math.inf
+    for effect in effects:
+        if math.isfinite(effect.ci_low) and math.isfinite(effect.ci_high):
+            if max(low, effect.ci_low) <= min(high, effect.ci_high):
+                low, high = max(low, effect.ci_low), min(high, effect.ci_high)
+            else:
+                low, high = effect.ci_low, effect.ci_high
+        if math.isfinite(effect.p_value):
+            p = min(p, effect.p_value)
+        if math.isinf(low) or math.isinf(p):
+            out.append(effect)  # nothing defined yet
+        else:
+            out.append(replace(effect, ci_low=low, ci_high=high, p_value=p))
+    return out
+
+
+def running_sequence(looks: Sequence[SequentialResult]) -> tuple[SequentialResult, ...]:
+    """The looks (in time order) with running-minimum p-values and running-intersection
+    intervals: what a readout that has been looked at every day may claim."""
+    absolute = _running([look.absolute for look in looks])
+    relative = _running([look.relative for look in looks])
+    return tuple(
+        replace(look, absolute=a, relative=r)
+        for look, a, r in zip(looks, absolute, relative, strict=True)
     )

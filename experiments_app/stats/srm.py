@@ -47,7 +47,11 @@ class SrmResult:
                 f"Sample ratio mismatch (chi-square p = {self.p_value:.2g} < {self.threshold}): "
                 f"{parts}. Check assignment and event logging before trusting any effect."
             )
-        return f"No sample ratio mismatch (p = {self.p_value:.2g}): {parts}."
+        return (
+            f"No sample ratio mismatch: chi-square p = {self.p_value:.2g}, flagged only below "
+            f"p < {self.threshold} (a strict threshold, since the check runs at every look): "
+            f"{parts}."
+        )
 
 
 def srm_test(

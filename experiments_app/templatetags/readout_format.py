@@ -33,6 +33,13 @@ def pct(value: Any, digits: int = 1) -> str:
 
 
 @register.filter
+def confidence(alpha: Any) -> str:
+    """The confidence level of significance level ``alpha``: 0.05 -> '95%'."""
+    number = _finite(alpha)
+    return UNDEFINED if number is None else f"{(1 - number) * 100:g}%"
+
+
+@register.filter
 def num(value: Any, digits: int = 3) -> str:
     number = _finite(value)
     if number is None:

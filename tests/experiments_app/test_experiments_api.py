@@ -60,6 +60,26 @@ def test_weights_not_summing_to_100_are_a_400_naming_arms(operator_api, publishe
     assert not Experiment.objects.exists()
 
 
+def test_capped_gmv_outside_uv_randomization_is_a_400_naming_the_field(
+    operator_api, published_room, endpoint
+):  # type: ignore[no-untyped-def]
+    payload = body(published_room, endpoint)  # room-day units
+    payload["primary_metric"] = "gmv_capped"
+    response = operator_api.post(URL, payload, format="json")
+    assert response.status_code == 400
+    assert response.json()["errors"] == [
+        {"field": "primary_metric", "message": "'gmv_capped' caps each UV's GMV: UV unit only"}
+    ]
+    payload = body(published_room, endpoint)
+    payload["secondary_metrics"] = ["views", "gmv_capped"]
+    response = operator_api.post(URL, payload, format="json")
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["field"] == "secondary_metrics"
+    assert not Experiment.objects.exists()
+    payload["unit"] = "uv"
+    assert operator_api.post(URL, payload, format="json").status_code == 201
+
+
 def test_start_with_an_unpublished_version_is_refused_and_changes_nothing(
     operator_api, published_room, endpoint, operator, demo_harness
 ):

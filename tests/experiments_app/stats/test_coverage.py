@@ -24,8 +24,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from experiments_app.rollups import GMV_CAP_PERCENTILE
 from experiments_app.stats.readout import metric_readout
-from experiments_app.stats.simulation import TrafficModel, Unit, simulate_experiment
+from experiments_app.stats.samples import SampleStats
+from experiments_app.stats.simulation import (
+    SimulatedExperiment,
+    TrafficModel,
+    Unit,
+    simulate_experiment,
+)
 
 RUNS = 200
 BANDS = {"absolute": (0.92, 0.98), "relative": (0.905, 0.99), "cuped_relative": (0.905, 0.99)}
@@ -62,3 +69,54 @@ def test_cluster_ratio_covers_the_true_lift_at_room_day_randomization() -> None:
     for name, value in coverage.items():
         low, high = BANDS[name]
         assert low <= value <= high, (name, value)
+
+
+CAPPED_RUNS = 1000
+CAPPED_UVS = 12_000  # the demo's size: ~2,400 treated UVs, ~60 treated buyers
+
+
+def _capped_stats(sim: SimulatedExperiment) -> tuple[SampleStats, SampleStats]:
+    """The rollup's capped GMV: each UV's GMV and pre-period GMV winsorized at the 99th
+    percentile of per-UV pre-period GMV over the UVs active in the pre-period
+    (experiments_app.rollups.gmv_cap, checked against this formula in test_rollups)."""
+    units = sim.units()
+    pre_gmv, pre_views = sim.pre_period()
+    cap = np.percentile(pre_gmv[(pre_gmv > 0) | (pre_views > 0)], GMV_CAP_PERCENTILE)
+    y, c = np.minimum(units.gmv, cap), np.minimum(units.pre_gmv, cap)
+    control, treatment = (units.arm == arm for arm in (0, 1))
+    return (
+        SampleStats.from_arrays(y[control], c=c[control]),
+        SampleStats.from_arrays(y[treatment], c=c[treatment]),
+    )
+
+
+@pytest.mark.slow
+def test_capped_gmv_covers_where_uncapped_gmv_does_not() -> None:
+    # A/A at the demo's size (true lift 0 for both metrics, whatever the cap): the uncapped
+    # relative interval covers ~90% (the heavy tail), capped GMV's the nominal 95%, and it is
+    # narrower. 1,000 runs: SE 0.7%. Measured (this seed): uncapped 90.1%, CUPED 91.4%; capped
+    # 94.0%, CUPED 94.7%; capped intervals 24% narrower.
+    rng = np.random.default_rng(303)
+    hits = {"relative": 0, "cuped": 0, "capped": 0, "capped_cuped": 0}
+    widths: dict[str, list[float]] = {"relative": [], "capped": []}
+    for _ in range(CAPPED_RUNS):
+        sim = simulate_experiment(n_uvs=CAPPED_UVS, gmv_lift=0.0, seed=rng)
+        for name, stats in (("relative", sim.stats("gmv")), ("capped", _capped_stats(sim))):
+            readout = metric_readout(*stats, kind="mean", cuped=True)
+            assert readout.cuped is not None
+            hits[name] += readout.relative.ci_low <= 0.0 <= readout.relative.ci_high
+            cuped = readout.cuped.relative
+            hits[f"{name}_cuped" if name == "capped" else "cuped"] += (
+                cuped.ci_low <= 0.0 <= cuped.ci_high
+            )
+            widths[name].append(readout.relative.ci_high - readout.relative.ci_low)
+    coverage = {name: count / CAPPED_RUNS for name, count in hits.items()}
+    narrower = 1 - float(np.median(widths["capped"]) / np.median(widths["relative"]))
+    print(
+        f"A/A coverage at {CAPPED_UVS} UVs over {CAPPED_RUNS} runs: {coverage}; "
+        f"capped intervals {narrower:.0%} narrower"
+    )
+    assert coverage["relative"] < 0.93  # the problem capping solves, at this size
+    assert 0.93 <= coverage["capped"] <= 0.97
+    assert 0.93 <= coverage["capped_cuped"] <= 0.97
+    assert narrower > 0.1

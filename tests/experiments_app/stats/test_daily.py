@@ -104,3 +104,50 @@ def test_daily_analysis_bundles_days_heterogeneity_and_holm(rng: np.random.Gener
     for day in analysis.days:
         assert day.p_holm >= day.relative.p_value
     assert all(point.sequential is None for point in analysis.cumulative)
+
+
+def test_day_relative_effects_are_log_ratio_intervals_above_minus_100_percent(
+    rng: np.random.Generator,
+) -> None:
+    # given heavy-tailed GMV-like days: a day without any buyer in treatment, a day with one
+    # big buyer, and ordinary days
+    control = rng.lognormal(3, 1.5, 2000) * (rng.random(2000) < 0.03)
+    no_buyer = np.zeros(500)
+    one_buyer = np.zeros(500)
+    one_buyer[0] = control.mean() * one_buyer.size  # the same mean as control, from one UV
+    ordinary = rng.lognormal(3, 1.5, 500) * (rng.random(500) < 0.03)
+    raw = [(control, no_buyer), (control, one_buyer), (control, ordinary)]
+    days = [(SampleStats.from_arrays(c), SampleStats.from_arrays(t)) for c, t in raw]
+    # when the per-day effects are computed
+    effects, heterogeneity = per_day_effects(days)
+    # then a day whose treatment mean is 0 has no relative effect (not "-100%, p ~ 0")
+    assert math.isnan(effects[0].relative.estimate) and math.isnan(effects[0].p_holm)
+    # and the others are exp(log ratio +- t * SE_log) - 1: never below -100%
+    for (c, t), effect in zip(raw[1:], effects[1:], strict=True):
+        log_ratio = math.log(t.mean() / c.mean())
+        se = math.sqrt(
+            t.var(ddof=1) / t.size / t.mean() ** 2 + c.var(ddof=1) / c.size / c.mean() ** 2
+        )
+        q = effect.relative.ci_high
+        assert effect.relative.estimate == pytest.approx(math.expm1(log_ratio), rel=REL)
+        assert effect.relative.std_error == pytest.approx(se, rel=1e-9)
+        assert -1 < effect.relative.ci_low < effect.relative.estimate < q
+    # the one-buyer day is wide, not "significant": its SE on the log scale is about 1
+    assert effects[1].relative.std_error > 0.9 and effects[1].relative.p_value > 0.5
+    # and Q compares the defined days' log ratios
+    assert heterogeneity.df == 1
+
+
+def test_cumulative_cs_is_a_running_intersection(rng: np.random.Generator) -> None:
+    raw = _days(rng, 0.05, n_days=6)
+    days = [(SampleStats.from_arrays(c), SampleStats.from_arrays(t)) for c, t in raw]
+    points = cumulative_series(running_totals(days), planned_units=6 * 500)
+    for k, point in enumerate(points):
+        assert point.sequential is not None
+        own = [p.sequential.relative for p in points[: k + 1] if p.sequential is not None]
+        assert point.sequential.relative.p_value <= own[0].p_value
+        assert point.sequential.relative.ci_low > -1
+    widths = [
+        p.sequential.relative.ci_high - p.sequential.relative.ci_low for p in points if p.sequential
+    ]
+    assert widths == sorted(widths, reverse=True)  # an intersection only narrows

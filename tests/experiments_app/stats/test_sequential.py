@@ -24,6 +24,7 @@ from experiments_app.stats.sequential import (
     always_valid_p_value,
     boundary_multiplier,
     optimal_rho,
+    running_sequence,
     sequential_effect,
 )
 
@@ -79,10 +80,80 @@ def test_sequential_effect_uses_the_multiplier_on_the_welch_se(rng: np.random.Ge
     assert result.absolute.ci_high - result.absolute.estimate == pytest.approx(m * se, rel=1e-12)
     assert result.multiplier == pytest.approx(m, rel=1e-12)
     assert result.units == 1_000
-    assert result.relative.method == "asymptotic-cs-delta"
+    # the relative CS: the same multiplier on log(m_t/m_c) with its delta-method SE,
+    # exponentiated (so never below -100%)
+    log_ratio = math.log(treatment.estimate / control.estimate)
+    log_se = math.sqrt(
+        treatment.variance / treatment.estimate**2 + control.variance / control.estimate**2
+    )
+    assert result.relative.method == "asymptotic-cs-log"
+    assert result.relative.ci_low == pytest.approx(math.exp(log_ratio - m * log_se) - 1, rel=1e-12)
+    assert result.relative.ci_high == pytest.approx(math.exp(log_ratio + m * log_se) - 1, rel=1e-12)
     assert math.isnan(
         sequential_effect(ArmEstimate(0, 1, 2), treatment, planned_units=10).relative.ci_low
     )
+
+
+def test_relative_cs_never_reaches_below_minus_100_percent() -> None:
+    # given a treatment mean near 0 with a wide spread (the delta interval would go far below)
+    control, treatment = ArmEstimate(1.0, 0.01, 500), ArmEstimate(0.05, 0.01, 50)
+    relative = sequential_effect(control, treatment, planned_units=1_000).relative
+    assert -1.0 < relative.ci_low < relative.estimate < relative.ci_high
+
+
+def test_running_sequence_keeps_the_minimum_p_and_the_intersection() -> None:
+    # given three looks whose intervals move
+    looks = [
+        sequential_effect(ArmEstimate(1.0, 0.01, 400), ArmEstimate(m, v, 100), planned_units=1_000)
+        for m, v in ((1.3, 0.02), (1.1, 0.01), (1.05, 0.005))
+    ]
+    running = running_sequence(looks)
+    for k, look in enumerate(running):
+        for scale in ("absolute", "relative"):
+            own = [getattr(x, scale) for x in looks[: k + 1]]
+            effect = getattr(look, scale)
+            assert effect.p_value == min(e.p_value for e in own)
+            assert effect.ci_low == max(e.ci_low for e in own)
+            assert effect.ci_high == min(e.ci_high for e in own)
+            assert effect.estimate == getattr(looks[k], scale).estimate  # this look's estimate
+    # and the running p falls below alpha exactly when some look's interval excluded 0
+    for look in running:
+        excluded = look.absolute.ci_low > 0 or look.absolute.ci_high < 0
+        assert (look.absolute.p_value < ALPHA) == excluded
+
+
+def test_running_minimum_p_is_valid_under_daily_peeking() -> None:
+    # given 2000 A/A experiments with 14 daily looks at cumulative per-arm sums
+    rng = np.random.default_rng(77)
+    sims, days, per_day_c, per_day_t = 2000, 14, 160, 40
+    n_c = per_day_c * np.arange(1, days + 1)
+    n_t = per_day_t * np.arange(1, days + 1)
+    stats = []
+    for per_day, n in ((per_day_c, n_c), (per_day_t, n_t)):
+        y = rng.lognormal(0.0, 0.75, (sims, days, per_day))
+        s, s2 = np.cumsum(y.sum(axis=2), axis=1), np.cumsum((y * y).sum(axis=2), axis=1)
+        stats.append((s / n, (s2 - s * s / n) / (n - 1) / n))
+    (m_c, v_c), (m_t, v_t) = stats
+    units = (n_c + n_t).astype(float)
+    rho = optimal_rho(int(units[-1]), ALPHA)
+    # when each look's always-valid p-value is computed and its running minimum kept
+    p = always_valid_p_value((m_t - m_c) / np.sqrt(v_c + v_t), units, rho)
+    running_min = np.minimum.accumulate(p, axis=1)
+    # then the running minimum rejects the true null at most alpha of the time, while the
+    # last look's own p-value would not be the one a daily reader acted on
+    assert np.mean(running_min[:, -1] < ALPHA) <= ALPHA + 0.01
+    assert np.mean(running_min[:, -1] < ALPHA) > np.mean(p[:, -1] < ALPHA)
+    # and running_sequence gives the same number through the Effect API
+    looks = [
+        sequential_effect(
+            ArmEstimate(float(m_c[0, d]), float(v_c[0, d]), int(n_c[d])),
+            ArmEstimate(float(m_t[0, d]), float(v_t[0, d]), int(n_t[d])),
+            planned_units=int(units[-1]),
+        )
+        for d in range(days)
+    ]
+    final = running_sequence(looks)[-1].absolute.p_value
+    assert final == pytest.approx(float(running_min[0, -1]), rel=1e-9)
 
 
 def test_daily_peeking_is_safe_with_the_cs_and_not_with_fixed_intervals() -> None:
