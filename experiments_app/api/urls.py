@@ -1,6 +1,6 @@
 from django.urls import path
 
-from experiments_app.api import blind_tests, events, experiments, labeling
+from experiments_app.api import blind_tests, events, experiments, labeling, latency_replays
 from experiments_app.api.live import LiveReplyApi
 
 urlpatterns = [
@@ -60,6 +60,22 @@ urlpatterns = [
         name="blind-test-labeler",
     ),
     path("labelers/", blind_tests.LabelerInviteApi.as_view(), name="labeler-invite"),
+    # latency replays of a room (docs/API.md)
+    path(
+        "rooms/<int:room_id>/latency-replays/",
+        latency_replays.LatencyReplayListApi.as_view(),
+        name="latency-replay-list",
+    ),
+    path(
+        "rooms/<int:room_id>/latency-replays/<int:report_id>/",
+        latency_replays.LatencyReplayDetailApi.as_view(),
+        name="latency-replay-detail",
+    ),
+    path(
+        "rooms/<int:room_id>/latency-replays/<int:report_id>/cancel/",
+        latency_replays.LatencyReplayCancelApi.as_view(),
+        name="latency-replay-cancel",
+    ),
     # the labeler's side of blind tests (docs/LABELING.md)
     path("labeling/tests/", labeling.LabelingTestListApi.as_view(), name="labeling-test-list"),
     path(

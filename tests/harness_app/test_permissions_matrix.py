@@ -24,6 +24,8 @@ def room_scoped_urls(room_id: int, harness_id: int) -> list[tuple[str, str]]:
         ("get", f"/api/v1/rooms/{room_id}/products/SKU-X/"),
         ("get", f"/api/v1/rooms/{room_id}/api-keys/"),
         ("post", f"/api/v1/rooms/{room_id}/api-keys/"),
+        ("get", f"/api/v1/rooms/{room_id}/latency-replays/"),
+        ("post", f"/api/v1/rooms/{room_id}/latency-replays/"),
         ("get", f"/api/v1/harnesses/{harness_id}/"),
         ("get", f"/api/v1/harnesses/{harness_id}/versions/"),
         ("post", f"/api/v1/harnesses/{harness_id}/versions/"),
