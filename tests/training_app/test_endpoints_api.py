@@ -285,7 +285,11 @@ def test_the_key_itself_is_never_in_any_answer(
 ) -> None:
     monkeypatch.setenv("HAT_TEST_ENDPOINT_KEY", SECRET)
     with ScriptedServer() as server:
-        created = operator_api.post(LIST, VALID | {"base_url": server.base_url}, format="json")
+        created = operator_api.post(
+            LIST,
+            VALID | {"base_url": server.base_url, "model_name": "scripted-model"},
+            format="json",
+        )
         pk = created.json()["id"]
         answers = [
             created,
