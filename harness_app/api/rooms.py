@@ -1,4 +1,5 @@
-"""Rooms: list and read (operators all, merchants their own), create and edit."""
+"""Rooms: list and read (operators all, merchants their own), create and edit; live-reply
+settings (operators and the room's merchant, like the console's settings page)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from harness_app import selectors, services
-from harness_app.api.serializers import RoomCreateInput, RoomOutput, RoomUpdateInput
+from harness_app.api.serializers import (
+    RoomCreateInput,
+    RoomOutput,
+    RoomSettingsInput,
+    RoomSettingsOutput,
+    RoomUpdateInput,
+)
 from harness_app.permissions import IsConsoleUser, IsOperator
 
 
@@ -62,3 +69,21 @@ class RoomDetailApi(GenericAPIView):  # type: ignore[type-arg]
                 {"name": "this owner already has a room with that name"}
             ) from None
         return Response(RoomOutput(room).data)
+
+
+class RoomSettingsApi(GenericAPIView):  # type: ignore[type-arg]
+    permission_classes = [IsConsoleUser]
+    serializer_class = RoomSettingsOutput
+
+    @extend_schema(responses=RoomSettingsOutput)
+    def get(self, request: Request, room_id: int) -> Response:
+        room = selectors.room_get(user=request.user, room_id=room_id)
+        return Response(RoomSettingsOutput(room).data)
+
+    @extend_schema(request=RoomSettingsInput, responses=RoomSettingsOutput)
+    def patch(self, request: Request, room_id: int) -> Response:
+        room = selectors.room_get(user=request.user, room_id=room_id)
+        data = RoomSettingsInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        room = services.room_update(room=room, **data.validated_data)
+        return Response(RoomSettingsOutput(room).data)

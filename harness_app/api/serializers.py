@@ -62,6 +62,66 @@ class RoomUpdateInput(serializers.Serializer[Any]):
     currency = serializers.RegexField(r"^[A-Z]{3}$", required=False, max_length=3)
 
 
+class RoomSettingsOutput(serializers.ModelSerializer[Room]):
+    """How the room answers live comments (the console's room settings page)."""
+
+    reply_endpoint = serializers.IntegerField(
+        source="reply_endpoint_id",
+        allow_null=True,
+        help_text="The model endpoint's id; null: the console's default endpoint.",
+    )
+    reply_endpoint_name = serializers.CharField(
+        source="reply_endpoint.name", allow_null=True, default=None
+    )
+
+    class Meta:
+        model = Room
+        fields = [
+            "id",
+            "reply_deadline_ms",
+            "fallback_reply",
+            "max_comment_chars",
+            "serving_arm",
+            "reply_endpoint",
+            "reply_endpoint_name",
+            "updated_at",
+        ]
+
+
+def _active_endpoints() -> Any:
+    from training_app.models import ModelEndpoint  # the serving side owns endpoints
+
+    return ModelEndpoint.objects.filter(is_active=True)
+
+
+class _ActiveEndpointField(serializers.PrimaryKeyRelatedField):  # type: ignore[type-arg]
+    default_error_messages = {
+        "does_not_exist": "no active model endpoint has id {pk_value}",
+        "incorrect_type": "an endpoint id (integer), or null for the default endpoint",
+    }
+
+    def get_queryset(self) -> Any:
+        return _active_endpoints()
+
+
+class RoomSettingsInput(serializers.Serializer[Any]):
+    """The same bounds as the console's settings form (console/forms/rooms.py)."""
+
+    reply_deadline_ms = serializers.IntegerField(min_value=100, max_value=60_000, required=False)
+    fallback_reply = serializers.CharField(max_length=500, required=False)
+    max_comment_chars = serializers.IntegerField(min_value=1, max_value=10_000, required=False)
+    serving_arm = serializers.ChoiceField(choices=["harness", "react"], required=False)
+    reply_endpoint = _ActiveEndpointField(allow_null=True, required=False)
+
+    def validate_fallback_reply(self, value: str) -> str:
+        text = value.strip()
+        if not text:
+            raise serializers.ValidationError(
+                "must not be blank: viewers see it when the model fails"
+            )
+        return text
+
+
 # --- products ----------------------------------------------------------------------------
 
 

@@ -5,6 +5,7 @@ from harness_app.api import api_keys, harnesses, live, products, rooms, webhook_
 urlpatterns = [
     path("rooms/", rooms.RoomListApi.as_view(), name="room-list"),
     path("rooms/<int:room_id>/", rooms.RoomDetailApi.as_view(), name="room-detail"),
+    path("rooms/<int:room_id>/settings/", rooms.RoomSettingsApi.as_view(), name="room-settings"),
     path("rooms/<int:room_id>/products/", products.ProductListApi.as_view(), name="product-list"),
     path(
         "rooms/<int:room_id>/products/import/",
