@@ -25,7 +25,7 @@ def test_demo_readout_sits_near_the_published_lifts() -> None:
     assert experiment.arm_salt == seed_demo.DEMO_ARM_SALT
     readout = experiment_readout(experiment=experiment)
     assert [c.units for c in readout.counts] == [9496, 2504]
-    gmv, views = (m.comparisons[0].readout for m in readout.metrics)
+    gmv, views, capped = (m.comparisons[0].readout for m in readout.metrics)
     for result, truth in ((gmv, seed_demo.DEMO_GMV_LIFT), (views, seed_demo.DEMO_VIEWS_LIFT)):
         for effect in (result.relative, result.headline_relative):
             assert effect.ci_low < truth < effect.ci_high
@@ -34,6 +34,12 @@ def test_demo_readout_sits_near_the_published_lifts() -> None:
     assert gmv.headline_relative.estimate == pytest.approx(0.0258, abs=5e-4)
     assert views.headline_relative.estimate == pytest.approx(0.0021, abs=5e-4)
     assert gmv.mde is not None and gmv.mde.mde_relative == pytest.approx(0.765, abs=5e-3)
+    # and capped GMV, beside it, has the narrower interval the heavy tail denied GMV
+    width = {r: r.relative.ci_high - r.relative.ci_low for r in (gmv, capped)}
+    assert width[capped] < 0.85 * width[gmv]
+    assert any(
+        note.startswith("Capped GMV: each UV's GMV counts at most") for note in readout.notes
+    )
     _assert_demo_blind_test_and_judge()
 
 

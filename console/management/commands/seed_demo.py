@@ -258,7 +258,7 @@ class Command(BaseCommand):
             rooms=[room],
             arms=arms,
             unit=Experiment.Unit.UV,
-            secondary_metrics=[Experiment.Metric.VIEWS],
+            secondary_metrics=[Experiment.Metric.VIEWS, Experiment.Metric.GMV_CAPPED],
             guardrails=[
                 {"metric": "latency_p95_ms", "tolerance": 0.25},
                 {"metric": "fallback_rate", "tolerance": 0.5},
