@@ -584,3 +584,71 @@ def confusion_heatmap(report: dict[str, Any]) -> dict[str, Any]:
         )
     )
     return _as_dict(fig)
+
+
+# --- latency replays: share under the deadline and TTFT per concurrency level ---------------
+
+
+def latency_share_under_deadline(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per concurrency level, the share of requests answered within the 15 s deadline (%),
+    as bars labelled with the value (floored to 0.1, so 99.96% never reads as 100%)."""
+    deadline_s = DEADLINE_MS / 1000
+    levels = [_level_label(level) for level in results]
+    shares = [
+        None
+        if level.get("share_under_15s") is None
+        else math.floor(float(level["share_under_15s"]) * 1000) / 10
+        for level in results
+    ]
+    fig = go.Figure(
+        go.Bar(
+            x=levels,
+            y=shares,
+            text=[None if s is None else f"{s:g}%" for s in shares],
+            textposition="outside",
+            marker_color=[LEVEL_COLORS[i % len(LEVEL_COLORS)] for i in range(len(results))],
+            name=f"under {deadline_s:g} s",
+            hovertemplate="concurrency %{x}: %{y}% under " + f"{deadline_s:g} s<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        **_layout(
+            xaxis_title="concurrency",
+            yaxis_title=f"requests under {deadline_s:g} s (%)",
+            height=300,
+            showlegend=False,
+        )
+    )
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(range=[0, 110], ticksuffix="%")
+    return _as_dict(fig)
+
+
+def latency_ttft_by_concurrency(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Time to first token (ms) of the first model call, P50 and P95, against concurrency
+    (levels where no request reached the model have no point)."""
+    levels = [_level_label(level) for level in results]
+    fig = go.Figure()
+    for key, label, dash in (
+        ("ttft_p50_ms", "TTFT P50", "solid"),
+        ("ttft_p95_ms", "TTFT P95", "dash"),
+    ):
+        fig.add_trace(
+            go.Scatter(
+                x=levels,
+                y=[level.get(key) for level in results],
+                name=label,
+                mode="lines+markers",
+                line={"dash": dash},
+                hovertemplate="concurrency %{x}: %{y:.0f} ms<extra>" + label + "</extra>",
+            )
+        )
+    fig.update_layout(**_layout(xaxis_title="concurrency", yaxis_title="TTFT (ms)", height=300))
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(rangemode="tozero")
+    return _as_dict(fig)
+
+
+def _level_label(level: dict[str, Any]) -> str:
+    """A level's x-axis label: its concurrency, marked when the level was cut short."""
+    return f"{level['concurrency']}{' (partial)' if level.get('partial') else ''}"

@@ -82,6 +82,16 @@ urlpatterns = [
         latency.latency_detail,
         name="latency-detail",
     ),
+    path(
+        "rooms/<int:room_id>/latency/<int:report_id>/status/",
+        latency.latency_status,
+        name="latency-status",
+    ),
+    path(
+        "rooms/<int:room_id>/latency/<int:report_id>/cancel/",
+        latency.latency_cancel,
+        name="latency-cancel",
+    ),
     # model endpoints (operators)
     path("endpoints/", endpoints.endpoint_list, name="endpoint-list"),
     path("endpoints/new/", endpoints.endpoint_create, name="endpoint-create"),

@@ -15,6 +15,7 @@ from experiments_app.selectors.experiments import (
     versions_for_arms,
 )
 from experiments_app.selectors.latency_reports import (
+    latency_replay_default_endpoint_id,
     latency_replay_endpoints,
     latency_report_get,
     latency_reports_of_room,
@@ -26,6 +27,7 @@ __all__ = [
     "experiment_get",
     "experiment_phase_numbers",
     "experiments_visible_to",
+    "latency_replay_default_endpoint_id",
     "latency_replay_endpoints",
     "latency_report_get",
     "latency_reports_of_room",

@@ -48,3 +48,14 @@ def latency_replay_endpoints(*, room: Room, user: Any) -> QuerySet[ModelEndpoint
         own = Q(name=settings.HAT_DEFAULT_ENDPOINT)
     arms = ExperimentArm.objects.filter(experiment__rooms=room).values("endpoint_id")
     return active.filter(own | Q(pk__in=arms))
+
+
+def latency_replay_default_endpoint_id(room: Room) -> int | None:
+    """The endpoint the room replies through: its own, else the console default's (by name)."""
+    if room.reply_endpoint_id is not None:
+        return int(room.reply_endpoint_id)
+    return (
+        ModelEndpoint.objects.filter(name=settings.HAT_DEFAULT_ENDPOINT)
+        .values_list("pk", flat=True)
+        .first()
+    )

@@ -2,7 +2,8 @@
 // (the scores and per-item results are rendered server-side).
 (function () {
   "use strict";
-  var root = document.getElementById("eval-run");
+  // Also a latency replay's page ([data-run-progress]), which reloads when a level is stored.
+  var root = document.getElementById("eval-run") || document.querySelector("[data-run-progress]");
   if (!root || root.dataset.finished === "1") return;
   var $ = function (sel) { return root.querySelector(sel); };
   function poll() {
@@ -16,7 +17,8 @@
         var badge = $("[data-run-status]");
         badge.textContent = run.status.charAt(0).toUpperCase() + run.status.slice(1);
         badge.className = "badge badge-" + run.status;
-        if (run.finished) { location.reload(); return; }
+        var levels = root.dataset.levels;
+        if (run.finished || (levels !== undefined && String(run.levels) !== levels)) { location.reload(); return; }
         setTimeout(poll, 1000);
       })
       .catch(function () { setTimeout(poll, 2500); });
