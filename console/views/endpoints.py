@@ -17,6 +17,7 @@ from console.views.access import operator_required
 from training_app import selectors, services
 from training_app.models import ModelEndpoint
 from training_app.selectors.endpoints import CONNECTION_CHECK_TIMEOUT_S as CONNECTION_TIMEOUT_S
+from training_app.selectors.endpoints import ConnectionCheck
 
 
 @require_GET
@@ -64,15 +65,41 @@ def endpoint_edit(request: HttpRequest, endpoint_id: int) -> HttpResponse:
 @require_POST
 @operator_required
 def endpoint_test(request: HttpRequest, endpoint_id: int) -> HttpResponse:
-    """Probe ``GET /models`` and show the outcome on the endpoint page (never a 500)."""
+    """Probe ``GET /models``, then redirect to the endpoint page (post/redirect/get: a reload
+    does not re-run the probe) with the outcome as messages (never a 500)."""
     endpoint = selectors.endpoint_get(endpoint_id=endpoint_id)
     check = selectors.endpoint_check_connection(endpoint=endpoint, timeout_s=CONNECTION_TIMEOUT_S)
-    form = EndpointForm(initial=EndpointForm.initial_from(endpoint))
-    return render(
-        request,
-        "training_app/endpoint_form.html",
-        _edit_context(endpoint, form=form, check=check),
-    )
+    for level, text in connection_check_messages(endpoint, check):
+        messages.add_message(request, level, text)
+    return redirect("console:endpoint-edit", endpoint_id=endpoint.pk)
+
+
+SHOWN_MODEL_IDS = 10
+
+
+def connection_check_messages(
+    endpoint: ModelEndpoint, check: ConnectionCheck
+) -> list[tuple[int, str]]:
+    """The check as (level, text) messages: the outcome first, then each hint."""
+    ms = f"{check.round_trip_ms:.0f} ms"
+    if check.ok:
+        ids = [
+            f"{m} (this endpoint's model)" if m == endpoint.model_name else m
+            for m in check.models[:SHOWN_MODEL_IDS]
+        ]
+        more = len(check.models) - len(ids)
+        listed = ", ".join(ids) + (f" and {more} more" if more > 0 else "")
+        n = len(check.models)
+        outcome = (
+            messages.SUCCESS,
+            f"✓ Connected in {ms}: GET {endpoint.base_url}/models lists {n} "
+            f"model{'' if n == 1 else 's'}{': ' + listed if listed else ''}.",
+        )
+    else:
+        problem = check.problem[:1].upper() + check.problem[1:]
+        outcome = (messages.ERROR, f"✗ {problem} after {ms}: {check.message}")
+    hint_level = messages.WARNING if check.ok else messages.INFO
+    return [outcome, *((hint_level, hint) for hint in check.hints)]
 
 
 def _edit_context(endpoint: ModelEndpoint, **extra: Any) -> dict[str, Any]:

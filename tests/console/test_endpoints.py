@@ -151,13 +151,17 @@ def test_connection_test_lists_the_served_models(
 ) -> None:
     scripted_server.models = ["scripted-model", "other-model"]
     endpoint = make_endpoint(base_url=scripted_server.base_url, model_name="scripted-model")
-    response = operator_client.post(reverse("console:endpoint-test", args=[endpoint.pk]))
-    html = response.content.decode()
-    assert response.status_code == 200
-    assert "✓ Connected in" in html
-    assert re.search(r"Connected in \d+ ms", html)
-    assert "scripted-model" in html and "other-model" in html
-    assert "this endpoint's model" in html
+    url = reverse("console:endpoint-test", args=[endpoint.pk])
+    edit_url = reverse("console:endpoint-edit", args=[endpoint.pk])
+
+    # post/redirect/get: the POST answers a redirect to the endpoint page...
+    response = operator_client.post(url)
+    assert response.status_code == 302 and response["Location"] == edit_url
+    # ...which shows the outcome once, as messages
+    html = operator_client.get(edit_url).content.decode()
+    assert re.search(r'class="message success"[^>]*>✓ Connected in \d+ ms: GET ', html)
+    assert "lists 2 models: scripted-model (this endpoint&#x27;s model), other-model." in html
+    assert "Connected in" not in operator_client.get(edit_url).content.decode()
 
 
 def test_connection_test_warns_when_the_model_name_is_not_served(
@@ -165,24 +169,27 @@ def test_connection_test_warns_when_the_model_name_is_not_served(
 ) -> None:
     endpoint = make_endpoint(base_url=scripted_server.base_url, model_name="missing-model")
     html = operator_client.post(
-        reverse("console:endpoint-test", args=[endpoint.pk])
+        reverse("console:endpoint-test", args=[endpoint.pk]), follow=True
     ).content.decode()
     assert "does not list &#x27;missing-model&#x27;" in html
 
 
 def test_connection_refused_is_a_specific_error_not_a_500(operator_client: Client) -> None:
     endpoint = make_endpoint(base_url=f"http://127.0.0.1:{free_port()}/v1")
-    response = operator_client.post(reverse("console:endpoint-test", args=[endpoint.pk]))
+    response = operator_client.post(
+        reverse("console:endpoint-test", args=[endpoint.pk]), follow=True
+    )
     html = response.content.decode()
     assert response.status_code == 200
-    assert "✗ Connection refused" in html
+    assert response.redirect_chain == [(reverse("console:endpoint-edit", args=[endpoint.pk]), 302)]
+    assert re.search(r'class="message error"[^>]*>✗ Connection refused after \d+ ms', html)
     assert "Nothing is listening at 127.0.0.1:" in html
 
 
 def test_an_http_error_status_is_named(operator_client: Client, scripted_server: Any) -> None:
     endpoint = make_endpoint(base_url=scripted_server.base_url.replace("/v1", "/v2"))
     html = operator_client.post(
-        reverse("console:endpoint-test", args=[endpoint.pk])
+        reverse("console:endpoint-test", args=[endpoint.pk]), follow=True
     ).content.decode()
     assert "✗ HTTP 404" in html and "usually ends with /v1" in html
 
@@ -193,7 +200,7 @@ def test_a_missing_api_key_variable_is_pointed_out(
     monkeypatch.delenv("HAT_TEST_KEY_UNSET", raising=False)
     endpoint = make_endpoint(base_url=scripted_server.base_url, api_key_ref="HAT_TEST_KEY_UNSET")
     html = operator_client.post(
-        reverse("console:endpoint-test", args=[endpoint.pk])
+        reverse("console:endpoint-test", args=[endpoint.pk]), follow=True
     ).content.decode()
     assert "HAT_TEST_KEY_UNSET is not set" in html
 
