@@ -371,14 +371,17 @@ def _daily_series(
 
 def cumulative_lift(readout: Readout, metric: str) -> dict[str, Any]:
     fig = go.Figure()
+    axis = _LiftAxis()
     for comparison, daily, color, days in _daily_series(readout, metric):
         points = daily.cumulative
         x = [days[p.day] for p in points]
         estimate = [_pct(p.relative.estimate) for p in points]
+        axis.add(estimate, [], [], comparison)
         level = f"{100 * (1 - readout.experiment.alpha):.0f}%"
         if any(p.sequential is not None for p in points):
             low = [_pct(p.sequential.relative.ci_low) if p.sequential else None for p in points]
             high = [_pct(p.sequential.relative.ci_high) if p.sequential else None for p in points]
+            axis.add([], low, high, comparison)
             _band(fig, x, low, high, color, f"always-valid {level} confidence sequence", 0.18)
         fig.add_trace(
             go.Scatter(
@@ -392,7 +395,57 @@ def cumulative_lift(readout: Readout, metric: str) -> dict[str, Any]:
         )
     fig.add_hline(y=0, line_color="#7b8794", line_dash="dash")
     fig.update_layout(**_layout(yaxis_title="relative lift (%)", xaxis_title="through day"))
+    axis.apply(fig)
     return _as_dict(fig)
+
+
+class _LiftAxis:
+    """The y range of a relative-lift chart: every estimate, the headline interval, and the
+    interval bounds up to ``CUT`` times the largest of those (at least 100%). A day whose
+    treatment GMV is near 0 has a log-ratio interval reaching +10^17%; drawn to scale it
+    flattens every other point, so the axis is cut and the chart says so."""
+
+    CUT = 2.0
+
+    def __init__(self) -> None:
+        self.core: list[float] = []
+        self.bounds: list[float] = []
+
+    def add(
+        self,
+        estimates: list[float | None],
+        lows: list[float | None],
+        highs: list[float | None],
+        comparison: Comparison,
+    ) -> None:
+        headline = comparison.readout.headline_relative
+        self.core += [
+            v for v in (*estimates, _pct(headline.ci_low), _pct(headline.ci_high)) if v is not None
+        ]
+        self.bounds += [v for v in (*lows, *highs) if v is not None]
+
+    def apply(self, fig: go.Figure) -> None:
+        if not self.core:
+            return
+        reach = self.CUT * max(100.0, *(abs(v) for v in self.core))
+        values = self.core + self.bounds
+        low, high = max(-100.0, min(values)), min(reach, max(values))
+        if high >= max(values) and low <= min(values):
+            return  # everything fits: plotly's own range
+        pad = 0.04 * (high - low)
+        bottom = low - pad if low > -100.0 else -100.0 - min(pad, 5.0)  # no room below -100%
+        fig.update_yaxes(range=[bottom, high + pad])
+        fig.add_annotation(
+            text=f"axis cut at {high:+,.0f}%: wider intervals run off the chart",
+            xref="paper",
+            yref="paper",
+            x=1,
+            y=1,
+            xanchor="right",
+            yanchor="top",
+            showarrow=False,
+            font={"size": 11, "color": "#7b8794"},
+        )
 
 
 def _band(
@@ -425,15 +478,20 @@ def _band(
 
 def daily_effects(readout: Readout, metric: str) -> dict[str, Any]:
     fig = go.Figure()
+    axis = _LiftAxis()
     for comparison, daily, color, days in _daily_series(readout, metric):
         x, y, plus, minus = [], [], [], []
+        lows, highs = [], []
         for day in daily.days:
             estimate, low, high = _bounds(day.relative)
             x.append(days[day.day])
             y.append(estimate)
+            lows.append(low)
+            highs.append(high)
             up, down = _error_arms(estimate, low, high)
             plus.append(up)
             minus.append(down)
+        axis.add(y, lows, highs, comparison)
         fig.add_trace(
             go.Scatter(
                 x=x,
@@ -457,6 +515,7 @@ def daily_effects(readout: Readout, metric: str) -> dict[str, Any]:
             )
     fig.add_hline(y=0, line_color="#7b8794", line_dash="dash")
     fig.update_layout(**_layout(yaxis_title="relative effect that day (%)", xaxis_title="day"))
+    axis.apply(fig)
     return _as_dict(fig)
 
 

@@ -350,6 +350,43 @@ def test_stop_with_confirmation(
     assert experiment.status == "stopped"
 
 
+def _extents(figure: dict[str, Any]) -> list[float]:
+    """Every plotted y value, error-bar ends included."""
+    out: list[float] = []
+    for trace in figure["data"]:
+        error = trace.get("error_y", {})
+        for k, y in enumerate(trace["y"]):
+            if y is None:
+                continue
+            out.append(y)
+            for arm, sign in (("array", 1), ("arrayminus", -1)):
+                if error.get(arm) and error[arm][k] is not None:
+                    out.append(y + sign * error[arm][k])
+    return out
+
+
+def test_lift_charts_cut_only_runaway_intervals_and_say_so(live_experiment: Experiment) -> None:
+    readout = experiment_readout(experiment=live_experiment)
+    for metric in ("gmv", "views"):
+        for figure in (
+            charts.daily_effects(readout, metric),
+            charts.cumulative_lift(readout, metric),
+        ):
+            extents = _extents(figure)
+            estimates = [v for v in figure["data"][-1]["y"] if v is not None]
+            cut = figure["layout"].get("yaxis", {}).get("range")
+            notes = [
+                a["text"] for a in figure["layout"].get("annotations", []) if "cut" in a["text"]
+            ]
+            if cut is None:  # plotly's own range: nothing runs off, nothing said
+                assert not notes
+                continue
+            # a cut keeps every estimate on the chart, is needed, and is named on the chart
+            assert all(cut[0] <= v <= cut[1] for v in estimates)
+            assert max(extents) > cut[1] or min(extents) < cut[0]
+            assert len(notes) == 1 and notes[0].startswith("axis cut at")
+
+
 def test_readout_charts_plot_the_readout_numbers(live_experiment: Experiment) -> None:
     # given the readout of an experiment with simulated traffic
     readout = experiment_readout(experiment=live_experiment)
