@@ -55,9 +55,18 @@ def run_create(request: HttpRequest) -> HttpResponse:
 @operator_required
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.run_get(run_id=run_id)
+    stages = list(run.stage_runs.all())
+    started = [s.started_at for s in stages if s.started_at]
+    finished = [s.finished_at for s in stages if s.finished_at]
     context = {
         "run": run,
-        "stages": list(run.stage_runs.all()),
+        "stages": stages,
+        # a run has no times of its own: it started with its first stage and finished with
+        # its last one (or, cancelled before any stage ran, when it was cancelled)
+        "run_started_at": min(started) if started else None,
+        "run_finished_at": (max(finished) if finished else run.updated_at)
+        if run.is_finished
+        else None,
         "plotly_js_url": plotly_js_url(),
         "serve_command": f"manage.py serve_run {run.pk}"
         if runs.run_final_dir(run) is not None
