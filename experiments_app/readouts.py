@@ -33,6 +33,7 @@ from experiments_app.models import (
     ExperimentPhase,
     ExperimentRollup,
     LiveReply,
+    RollupState,
 )
 from experiments_app.services import GUARDRAIL_METRICS, percent
 from experiments_app.stats.readout import (
@@ -136,7 +137,8 @@ class Readout:
     metrics: list[MetricResult] = field(default_factory=list)
     guardrails: list[GuardrailResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    refreshed_at: Any = None
+    refreshed_at: Any = None  # when the rollups last changed this experiment's numbers
+    checked_at: Any = None  # when the rollup runner last ran over it (None: not since start)
 
     @property
     def control(self) -> ExperimentArm:
@@ -199,6 +201,22 @@ class _Sums:
         return sorted({key[1] for key in self.n if key[0] == scope})
 
 
+def rollups_checked_at(experiment: Experiment) -> Any:
+    """When the rollup runner last went over ``experiment``: each run covers every running or
+    stopped experiment and ends by stamping the shared ``RollupState`` with its start time, so
+    that stamp is the last check of any experiment started before it (a run limited to some
+    experiments, ``update_rollups --experiment``, stamps it too). None: no run since the
+    experiment started."""
+    if experiment.started_at is None:
+        return None
+    scanned = (
+        RollupState.objects.filter(name="events")
+        .values_list("exposures_scanned_at", flat=True)
+        .first()
+    )
+    return scanned if scanned is not None and scanned >= experiment.started_at else None
+
+
 def experiment_readout(*, experiment: Experiment, phase: int | None = None) -> Readout:
     """The readout of ``experiment`` (the cohort group of phase ``phase``, default: current)."""
     arms = list(
@@ -215,6 +233,7 @@ def experiment_readout(*, experiment: Experiment, phase: int | None = None) -> R
     )
     rollup = ExperimentRollup.objects.filter(experiment=experiment).first()
     readout.refreshed_at = rollup.refreshed_at if rollup else None
+    readout.checked_at = rollups_checked_at(experiment)
     if not groups or len(arms) < 2:
         readout.notes.append("No data yet: the experiment has not started.")
         return readout
