@@ -133,6 +133,27 @@ def harness_version_latest(harness: Harness) -> HarnessVersion | None:
     )
 
 
+def harness_version_edit_source(
+    *, harness: Harness, latest: HarnessVersion | None
+) -> HarnessVersion | None:
+    """The version a new edit starts from by default.
+
+    The latest version, unless it is not a draft and something else is live: after a
+    rollback the newest version is the one that was rolled back *from*, and building on it
+    would silently bring back what the rollback removed. Then the published version is the
+    default (the operator can still pick any version with ``?from=N``).
+    """
+    published = harness.published_version
+    if (
+        latest is not None
+        and published is not None
+        and latest.pk != published.pk
+        and latest.status != HarnessVersion.Status.DRAFT
+    ):
+        return published
+    return latest
+
+
 def harness_version_content(version: HarnessVersion) -> HarnessContent:
     return harness_from_dict(version.content)
 

@@ -22,7 +22,7 @@ from harness_app.harness.errors import FieldError, HarnessValidationError
 from harness_app.harness.json_limits import json_value_problem
 from harness_app.harness.model import Harness as HarnessContent
 from harness_app.harness.serialization import component_hashes, harness_from_dict, harness_to_dict
-from harness_app.harness.validation import ensure_valid
+from harness_app.harness.validation import ensure_valid, validate_harness
 from harness_app.models import (
     Harness,
     HarnessVersion,
@@ -242,6 +242,19 @@ def webhook_secret_delete(*, secret: WebhookSecret) -> None:
 
 
 # --- harness registry --------------------------------------------------------------------
+
+
+def harness_content_errors(*, content: HarnessContent) -> list[FieldError]:
+    """Every problem ``harness_version_create`` would refuse ``content`` for (no write).
+
+    The editor calls it for a save whose forms already have field errors, so that one save
+    reports all of its problems instead of revealing the rule errors only after the
+    field errors are fixed.
+    """
+    problem = json_value_problem(harness_to_dict(content))
+    if problem is not None:
+        return [FieldError(problem.path, problem.message)]
+    return validate_harness(content, address_policy=webhook_secrets.address_policy())
 
 
 @transaction.atomic

@@ -85,8 +85,8 @@ class SkillForm(forms.Form):
         before = [t for t in (self.initial.get("allowed_tools") or []) if t in chosen]
         return tuple(before + [t for t in chosen if t not in before])
 
-    def to_content(self) -> Skill:
-        d = self.cleaned_data
+    def to_content(self, data: dict[str, Any] | None = None) -> Skill:
+        d = self.cleaned_data if data is None else data
         return Skill(
             name=d["name"],
             description=d["description"],
@@ -144,8 +144,8 @@ class ToolForm(forms.Form):
         schema = self.cleaned_data["input_schema"]
         return schema if schema is not None else {"type": "object", "properties": {}}
 
-    def to_content(self) -> Tool:
-        d = self.cleaned_data
+    def to_content(self, data: dict[str, Any] | None = None) -> Tool:
+        d = self.cleaned_data if data is None else data
         executor = ToolExecutor(
             kind=d["executor_kind"],
             operation=d["executor_operation"].strip(),
@@ -186,8 +186,8 @@ class PromptSectionForm(forms.Form):
         rows=6, help_text="Text with {variable} slots; write {{ and }} for literal braces."
     )
 
-    def to_content(self) -> PromptSection:
-        d = self.cleaned_data
+    def to_content(self, data: dict[str, Any] | None = None) -> PromptSection:
+        d = self.cleaned_data if data is None else data
         return PromptSection(id=d["id"], title=d["title"], template=d["template"])
 
     @staticmethod
@@ -227,8 +227,8 @@ class HookForm(forms.Form):
         help_text="open: allow on error; closed: block on error.",
     )
 
-    def to_content(self) -> Hook:
-        d = self.cleaned_data
+    def to_content(self, data: dict[str, Any] | None = None) -> Hook:
+        d = self.cleaned_data if data is None else data
         return Hook(
             name=d["name"],
             event=d["event"],
@@ -291,6 +291,15 @@ class YamlEditForm(forms.Form):
 
     def clean_content_yaml(self) -> str:
         return normalize_newlines(self.cleaned_data["content_yaml"])
+
+    def fit_to(self, line_count: int, *, has_errors: bool) -> None:
+        """One textarea row per line (plus room to type), so the line-number gutter beside it
+        lines up without scrolling; errors make it invalid and described by the error list."""
+        attrs = self.fields["content_yaml"].widget.attrs
+        attrs["rows"] = max(36, line_count + 2)
+        if has_errors:
+            attrs["aria-invalid"] = "true"
+            attrs["aria-describedby"] = "yaml-errors"
 
 
 # --------------------------------------------------------------------------- the whole editor
@@ -356,7 +365,9 @@ class HarnessEditor:
         return [(c, getattr(self, c.key)) for c in COMPONENTS]
 
     def is_valid(self) -> bool:
-        return all(fs.is_valid() for _c, fs in self.formsets())
+        # Every formset is cleaned (no short circuit): its field errors are all reported.
+        results = [fs.is_valid() for _c, fs in self.formsets()]
+        return all(results)
 
     def error_count(self) -> int:
         fields = sum(
@@ -390,20 +401,30 @@ class HarnessEditor:
                     links.extend((target, label, str(message)) for message in messages)
         return links
 
-    def content(self) -> Harness:
-        """The harness the (valid) forms describe, in the order the operator arranged."""
+    def content(self, *, partial: bool = False) -> Harness:
+        """The harness the forms describe, in the order the operator arranged.
+
+        ``partial``: the forms have field errors (invalid JSON, a number that is not one);
+        build the harness anyway, with each invalid field at its default, so that the rule
+        checks can run in the same save and every problem is reported at once.
+        """
         for component, formset in self.formsets():
-            if component.key == "sections":
+            if component.key == "sections" and not partial:
                 kept = list(formset.ordered_forms)
             else:
                 kept = [
                     form
                     for i, form in enumerate(formset.forms)
-                    if not form.cleaned_data.get("DELETE")
+                    if not _cleaned(form).get("DELETE")
                     and (i < formset.initial_form_count() or form.has_changed())
                 ]
+                if component.key == "sections":
+                    kept = _in_chosen_order(kept)
             self._placed[component.key] = kept
-        built = {key: tuple(f.to_content() for f in forms_) for key, forms_ in self._placed.items()}
+        built = {
+            key: tuple(f.to_content(_with_defaults(f) if partial else None) for f in forms_)
+            for key, forms_ in self._placed.items()
+        }
         return Harness(
             skills=built["skills"],
             tools=built["tools"],
@@ -412,8 +433,15 @@ class HarnessEditor:
         )
 
     def place_errors(self, errors: Iterable[FieldError]) -> None:
-        """Show each validation error at the field it names (content() must have run)."""
+        """Show each validation error at the field it names (content() must have run).
+
+        A field that already has an error of its own (e.g. JSON that does not parse) keeps
+        only that one: a rule checked against its stand-in default would only confuse.
+        """
         for error in errors:
+            target = self._locate(error.path)
+            if target is not None and target[1] is not None and target[1] in target[0].errors:
+                continue
             self._place(error, warning=False)
 
     def place_warnings(self, warnings: Iterable[FieldError]) -> None:
@@ -461,6 +489,41 @@ class HarnessEditor:
         if field is None or field not in form.fields:
             return form, None, f"{field}{('.' + rest) if rest else ''}" if field else ""
         return form, field, rest
+
+
+def _cleaned(form: forms.Form) -> dict[str, Any]:
+    form.errors  # noqa: B018  (cleans the form if nothing has yet)
+    return getattr(form, "cleaned_data", None) or {}
+
+
+def _with_defaults(form: forms.Form) -> dict[str, Any]:
+    """The form's cleaned data, with each field that failed to parse at its default."""
+    data = dict(_cleaned(form))
+    for name, field in form.fields.items():
+        if name in data:
+            continue
+        if isinstance(field, JsonObjectField):
+            data[name] = {"type": "object", "properties": {}}
+        elif isinstance(field, forms.MultipleChoiceField):
+            data[name] = ()
+        elif field.initial is not None:
+            data[name] = field.initial
+        elif isinstance(field, forms.BooleanField):
+            data[name] = False
+        else:
+            data[name] = ""
+    return data
+
+
+def _in_chosen_order(section_forms: list[forms.Form]) -> list[forms.Form]:
+    """Sections by their ORDER field (as ``ordered_forms`` does), unordered ones last."""
+
+    def position(item: tuple[int, forms.Form]) -> tuple[int, int, int]:
+        index, form = item
+        order = _cleaned(form).get("ORDER")
+        return (0, order, index) if isinstance(order, int) else (1, 0, index)
+
+    return [form for _i, form in sorted(enumerate(section_forms), key=position)]
 
 
 def data_with_new_entry(data: Any, key: str) -> Any:

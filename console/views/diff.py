@@ -49,10 +49,17 @@ def harness_diff(request: HttpRequest, harness_id: int) -> HttpResponse:
 
 
 def group_changes(old: Any, new: Any, changes: list[Change]) -> list[dict[str, Any]]:
-    """One entry per component: its change sentences and whether its hashes are equal."""
+    """One entry per component: its change sentences (each with its text diffs) and whether
+    its hashes are equal."""
     groups = []
     for key, title in COMPONENTS:
-        sentences = [c.describe() for c in changes if _component_key(c.component) == key]
+        # Each sentence with the line diffs of the texts it says changed (escaped by the
+        # template like any other text).
+        sentences = [
+            {"sentence": c.describe(), "text_diffs": c.text_diffs}
+            for c in changes
+            if _component_key(c.component) == key
+        ]
         same = getattr(old, f"{key}_hash") == getattr(new, f"{key}_hash")
         groups.append(
             {

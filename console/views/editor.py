@@ -15,6 +15,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from console.forms.fields import normalize_newlines
 from console.forms.harness_editor import (
     COMPONENTS,
     EditMetaForm,
@@ -31,6 +32,7 @@ from harness_app.harness.model import Harness as HarnessContent
 from harness_app.harness.prompt import PROMPT_VARIABLES
 from harness_app.harness.serialization import harness_from_yaml, harness_to_yaml
 from harness_app.harness.validation import harness_warnings
+from harness_app.harness.yaml_locations import error_lines, locate_errors
 from harness_app.models import Harness, HarnessVersion
 
 MODES = ("form", "yaml")
@@ -57,9 +59,14 @@ def harness_edit(request: HttpRequest, harness_id: int) -> HttpResponse:
         }
     )
     context: dict[str, Any] = {"meta": meta, "source": source}
+    if source is not None and latest is not None and source.pk != latest.pk:
+        context["latest_label"] = source_label(harness, latest)
     if mode == "yaml":
-        context["yaml_form"] = YamlEditForm(initial={"content_yaml": harness_to_yaml(initial)})
+        text = harness_to_yaml(initial)
+        yaml_form = YamlEditForm(initial={"content_yaml": text})
+        context["yaml_form"] = yaml_form
         context["warnings"] = harness_warnings(initial)
+        context.update(_yaml_marks(yaml_form, text, []))
     else:
         editor = HarnessEditor(initial=initial)
         editor.place_unbound()
@@ -71,10 +78,24 @@ def harness_edit(request: HttpRequest, harness_id: int) -> HttpResponse:
 def _source_version(
     harness: Harness, latest: HarnessVersion | None, requested: str | None
 ) -> HarnessVersion | None:
-    """The version whose content the edit starts from: ``?from=N`` or the latest."""
+    """The version whose content the edit starts from: ``?from=N``, else the default (the
+    published version after a rollback, otherwise the latest)."""
     if requested and requested.isascii() and requested.isdecimal() and len(requested) <= 10:
         return selectors.harness_version_get(harness=harness, number=int(requested))
-    return latest
+    return selectors.harness_version_edit_source(harness=harness, latest=latest)
+
+
+def source_label(harness: Harness, version: HarnessVersion | None) -> str:
+    """What the starting version is, in words: "published, live in the room", ..."""
+    if version is None:
+        return ""
+    if harness.published_version_id == version.pk:
+        return "the published version, live in the room"
+    if version.status == HarnessVersion.Status.DRAFT:
+        return "a draft, not live"
+    if version.published_at is not None:
+        return "archived: it was live before and was rolled back or replaced"
+    return "archived"
 
 
 def _save(request: HttpRequest, harness: Harness, mode: str) -> HttpResponse:
@@ -117,6 +138,12 @@ def _save(request: HttpRequest, harness: Harness, mode: str) -> HttpResponse:
         context["editor"] = editor
         if editor.is_valid():
             content = editor.content()
+        else:
+            # One pass: the rule checks run too (invalid fields at their defaults), so a
+            # save shows every problem at once.
+            editor.place_errors(
+                services.harness_content_errors(content=editor.content(partial=True))
+            )
 
     if content is not None and meta.is_valid():
         try:
@@ -146,8 +173,26 @@ def _save(request: HttpRequest, harness: Harness, mode: str) -> HttpResponse:
             context["warnings"] = harness_warnings(content)
 
     context["yaml_errors"] = yaml_errors
+    if mode == "yaml":
+        context.update(
+            _yaml_marks(context["yaml_form"], request.POST.get("content_yaml", ""), yaml_errors)
+        )
     status = 409 if "conflict" in context else 400
     return _render(request, harness, mode, None, context, status=status)
+
+
+def _yaml_marks(form: YamlEditForm, text: str, errors: list[FieldError]) -> dict[str, Any]:
+    """Each error at its line and column of the typed text, and the editor's gutter."""
+    text = normalize_newlines(text)
+    located = locate_errors(text, errors) if errors else []
+    marked = error_lines(located)
+    line_count = text.count("\n") + (0 if text.endswith("\n") else 1)
+    form.fit_to(line_count, has_errors=bool(errors))
+    return {
+        "yaml_located": located,
+        "yaml_error_lines": marked,
+        "yaml_gutter": [(n, n in marked) for n in range(1, max(line_count, 1) + 1)],
+    }
 
 
 def _conflict(harness: Harness, exc: services.StaleBaseVersion) -> dict[str, Any]:
@@ -181,6 +226,7 @@ def _render(
             "room": harness.room,
             "mode": mode,
             "latest": latest,
+            "source_label": source_label(harness, context.get("source")),
             "catalog_operations": CATALOG_OPERATIONS,
             "prompt_variables": PROMPT_VARIABLES,
             "event_variables": EVENT_VARIABLES,

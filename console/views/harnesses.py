@@ -55,6 +55,7 @@ def _detail_context(request: HttpRequest, harness: Harness, **extra: Any) -> dic
         "page_obj": page,
         "latest": latest,
         "published": published,
+        "edit_source": selectors.harness_version_edit_source(harness=harness, latest=latest),
         "import_form": HarnessImportForm(
             initial={"base_version": latest.number if latest else None}
         ),

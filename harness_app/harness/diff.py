@@ -9,8 +9,9 @@ in order, sections are rendered in order and hooks run in order.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from harness_app.harness.model import Harness, Hook, PromptSection, Skill, Tool, ToolExecutor
@@ -19,15 +20,48 @@ ChangeKind = Literal["added", "removed", "changed", "reordered"]
 T = TypeVar("T")
 
 
+LineKind = Literal["same", "added", "removed", "skipped"]
+CONTEXT_LINES = 3
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    """One line of a text diff; ``skipped`` stands for ``text`` unchanged lines not shown."""
+
+    kind: LineKind
+    text: str
+    old_number: int | None = None
+    new_number: int | None = None
+
+
+@dataclass(frozen=True)
+class TextDiff:
+    """The line diff of one text field (``body``, ``template``, ``feedback``...)."""
+
+    field: str
+    lines: tuple[DiffLine, ...]
+
+    @property
+    def added(self) -> int:
+        return sum(1 for line in self.lines if line.kind == "added")
+
+    @property
+    def removed(self) -> int:
+        return sum(1 for line in self.lines if line.kind == "removed")
+
+
 @dataclass(frozen=True)
 class Change:
     """One reviewed change. ``component`` is skill/tool/prompt section/hook (or
-    skills/tools/prompt/hooks for a reorder), ``name`` the item ("" for a reorder)."""
+    skills/tools/prompt/hooks for a reorder), ``name`` the item ("" for a reorder).
+    ``text_diffs``: the line diffs of the changed text fields, shown under the sentence (not
+    part of equality: they are the same change, only spelled out)."""
 
     component: str
     name: str
     kind: ChangeKind
     details: tuple[str, ...] = ()
+    text_diffs: tuple[TextDiff, ...] = field(default=(), compare=False)
 
     def describe(self) -> str:
         if self.kind in ("added", "removed"):
@@ -40,9 +74,23 @@ def semantic_diff(old: Harness, new: Harness) -> list[Change]:
     """Changes from ``old`` to ``new`` (skills, tools, prompt, hooks; [] when identical)."""
     changes: list[Change] = []
     changes += _diff_items(
-        "skill", "skills", old.skills, new.skills, lambda s: s.name, _skill_details
+        "skill",
+        "skills",
+        old.skills,
+        new.skills,
+        lambda s: s.name,
+        _skill_details,
+        texts=lambda s: (("description", s.description), ("body", s.body)),
     )
-    changes += _diff_items("tool", "tools", old.tools, new.tools, lambda t: t.name, _tool_details)
+    changes += _diff_items(
+        "tool",
+        "tools",
+        old.tools,
+        new.tools,
+        lambda t: t.name,
+        _tool_details,
+        texts=lambda t: (("description", t.description),),
+    )
     changes += _diff_items(
         "prompt section",
         "prompt",
@@ -51,9 +99,55 @@ def semantic_diff(old: Harness, new: Harness) -> list[Change]:
         lambda s: s.id,
         _section_details,
         reorder_noun="sections",
+        texts=lambda s: (("template", s.template),),
     )
-    changes += _diff_items("hook", "hooks", old.hooks, new.hooks, lambda k: k.name, _hook_details)
+    changes += _diff_items(
+        "hook",
+        "hooks",
+        old.hooks,
+        new.hooks,
+        lambda k: k.name,
+        _hook_details,
+        texts=lambda k: (
+            ("condition", k.condition),
+            ("feedback", k.feedback),
+            ("fallback_reply", k.fallback_reply),
+        ),
+    )
     return changes
+
+
+def line_diff(old: str, new: str, *, context: int = CONTEXT_LINES) -> tuple[DiffLine, ...]:
+    """The lines of ``old`` -> ``new`` that changed, with ``context`` unchanged lines around
+    each change and one ``skipped`` line for each run left out (difflib, no regexes)."""
+    a, b = old.splitlines(), new.splitlines()
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    lines: list[DiffLine] = []
+    shown_to = 0  # index in ``a`` after the last line shown
+    for group in matcher.get_grouped_opcodes(context):
+        first_old = group[0][1]
+        if first_old > shown_to:
+            lines.append(DiffLine("skipped", str(first_old - shown_to)))
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                lines += [DiffLine("same", a[i], i + 1, j1 + (i - i1) + 1) for i in range(i1, i2)]
+                continue
+            lines += [DiffLine("removed", a[i], old_number=i + 1) for i in range(i1, i2)]
+            lines += [DiffLine("added", b[j], new_number=j + 1) for j in range(j1, j2)]
+        shown_to = group[-1][2]
+    if lines and shown_to < len(a):
+        lines.append(DiffLine("skipped", str(len(a) - shown_to)))
+    return tuple(lines)
+
+
+def _text_diffs(
+    old: Sequence[tuple[str, str]], new: Sequence[tuple[str, str]]
+) -> tuple[TextDiff, ...]:
+    return tuple(
+        TextDiff(label, line_diff(before, after))
+        for (label, before), (_label, after) in zip(old, new, strict=True)
+        if before != after
+    )
 
 
 def _diff_items(
@@ -64,6 +158,7 @@ def _diff_items(
     key: Callable[[T], str],
     details: Callable[[T, T], list[str]],
     reorder_noun: str = "",
+    texts: Callable[[T], Sequence[tuple[str, str]]] | None = None,
 ) -> list[Change]:
     old_by_key = {key(item): item for item in old}
     new_by_key = {key(item): item for item in new}
@@ -77,7 +172,8 @@ def _diff_items(
         previous = old_by_key.get(key(item))
         if previous is not None and previous != item:
             found = details(previous, item) or ["changed"]
-            changes.append(Change(component, key(item), "changed", tuple(found)))
+            spelled = _text_diffs(texts(previous), texts(item)) if texts else ()
+            changes.append(Change(component, key(item), "changed", tuple(found), spelled))
     old_order = [key(item) for item in old if key(item) in new_by_key]
     new_order = [key(item) for item in new if key(item) in old_by_key]
     if old_order != new_order:

@@ -273,3 +273,166 @@ def test_first_version_of_an_empty_harness(merchant_client: Client, room: Any) -
     )
     assert response.status_code == 302
     assert HarnessVersion.objects.get(harness=room.harness).number == 1
+
+
+# ------------------------------------------------- issue 15.2: errors at the line, one pass
+
+
+def test_yaml_errors_name_line_and_column_mark_the_line_and_keep_the_text(
+    merchant_client: Client, harness: Any
+) -> None:
+    # given the raw YAML with one skill allowed an unknown tool (a rule error, found by path)
+    fields = load_editor(merchant_client, harness, "?mode=yaml")
+    yaml_text = dict(fields)["content_yaml"].replace("\r\n", "\n")
+    typed = yaml_text.replace("      - check_stock\n", "      - check_stock\n      - no_such\n", 1)
+    line = typed.split("\n").index("      - no_such") + 1
+    # when it is saved
+    response = save(merchant_client, harness, set_field(fields, "content_yaml", typed))
+    html = response.content.decode()
+    # then the error names its line and column, the gutter marks that line, the text is kept
+    assert response.status_code == 400
+    assert f'data-yaml-line="{line}" data-yaml-column="9">line {line}, column 9</a>' in html
+    assert "<code>skills[0].allowed_tools[2]</code>" in html
+    assert f'class="gutter-error" data-error-line="{line}"' in html
+    assert f'class="code-line-mark" aria-hidden="true" data-error-line="{line}"' in html
+    assert 'aria-invalid="true"' in html and 'aria-describedby="yaml-errors"' in html
+    kept = dict(form_fields(html, "editor-form"))["content_yaml"].replace("\r\n", "\n")
+    assert kept == typed
+    assert harness.versions.count() == 1
+
+
+def test_yaml_syntax_error_is_shown_once_at_its_line(merchant_client: Client, harness: Any) -> None:
+    fields = load_editor(merchant_client, harness, "?mode=yaml")
+    typed = "skills:\n  - name: a\n    name: b\n"
+    html = save(merchant_client, harness, set_field(fields, "content_yaml", typed)).content.decode()
+    assert 'data-yaml-line="3" data-yaml-column="5">line 3, column 5</a>: duplicate key' in html
+    assert html.count("line 3, column 5") == 1
+    assert 'class="gutter-error" data-error-line="3"' in html
+    assert "name: b" in html
+
+
+def test_the_yaml_gutter_has_one_number_per_line(merchant_client: Client, harness: Any) -> None:
+    fields = load_editor(merchant_client, harness, "?mode=yaml")
+    lines = dict(fields)["content_yaml"].replace("\r\n", "\n").count("\n")
+    html = merchant_client.get(
+        reverse("console:harness-edit", args=[harness.pk]) + "?mode=yaml"
+    ).content.decode()
+    gutter = html.split('class="code-gutter"')[1].split("</ol>")[0]
+    assert gutter.count("<li") == lines
+    assert f'rows="{max(36, lines + 2)}"' in html
+
+
+def test_form_mode_reports_field_and_rule_errors_in_one_save(
+    merchant_client: Client, harness: Any
+) -> None:
+    # given one tool schema that is not JSON and four rule errors elsewhere
+    fields = load_editor(merchant_client, harness)
+    fields = set_field(fields, "tools-1-input_schema", '{"type": "object",,}')
+    fields = set_field(fields, "skills-1-name", "Promo Push!")
+    fields = set_field(fields, "hooks-1-condition", "reply + 1 > 2")
+    fields = set_field(fields, "sections-0-template", "Hello {nope}")
+    fields = set_field(fields, "tools-0-executor_url", "not a url")
+    fields = set_field(fields, "tools-0-executor_kind", "webhook")
+    # when saved once
+    response = save(merchant_client, harness, fields)
+    html = response.content.decode()
+    # then all five are reported together, each at its field
+    assert response.status_code == 400
+    assert "line 1" in field_errors(html, "tools-1-input_schema")[0]
+    assert field_errors(html, "skills-1-name")
+    assert field_errors(html, "hooks-1-condition")
+    assert "nope" in " ".join(field_errors(html, "sections-0-template"))
+    assert field_errors(html, "tools-0-executor_url")
+    assert len(field_errors(html, "tools-1-input_schema")) == 1  # no stand-in rule noise
+    summary = html.split('id="error-summary"')[1].split("</div>")[0]
+    assert summary.count("<li>") >= 5
+    assert harness.versions.count() == 1
+
+
+def test_form_mode_with_only_a_field_error_still_checks_the_rules(
+    merchant_client: Client, harness: Any
+) -> None:
+    fields = load_editor(merchant_client, harness)
+    fields = set_field(fields, "hooks-0-max_retries", "many")
+    fields = set_field(fields, "skills-0-name", "Bad Name")
+    html = save(merchant_client, harness, fields).content.decode()
+    assert field_errors(html, "hooks-0-max_retries")
+    assert field_errors(html, "skills-0-name")
+
+
+# ----------------------------------------------------- issue 15.2: the base after a rollback
+
+
+def _roll_back_to_v1(harness: Any, operator: Any) -> None:
+    v1 = harness.versions.get()
+    content = harness_from_dict(v1.content)
+    v2 = services.harness_version_create(
+        harness=harness,
+        content=content.__class__(
+            skills=content.skills[:1], tools=content.tools, prompt=content.prompt
+        ),
+        base_version=1,
+        author=operator,
+    )
+    services.harness_version_publish(version=v2)
+    services.harness_rollback(harness=harness, to_number=1)
+    harness.refresh_from_db()
+
+
+def test_after_a_rollback_the_editor_starts_from_the_published_version(
+    merchant_client: Client, harness: Any, operator: Any
+) -> None:
+    # given v2 was published and then rolled back to v1
+    _roll_back_to_v1(harness, operator)
+    # when the editor opens without ?from
+    response = merchant_client.get(reverse("console:harness-edit", args=[harness.pk]))
+    html = response.content.decode()
+    fields = form_fields(html, "editor-form")
+    # then it builds on top of v2 (the newest) with v1's content, and says so
+    assert ("base_version", "2") in fields and ("source_version", "1") in fields
+    source = html.split('id="edit-source"')[1].split("</p>")[0]
+    assert "<b>v1</b></a> (the published version, live in the room)" in source
+    assert "Start from the latest, v2 (archived: it was live before" in source
+    assert save(merchant_client, harness, fields).status_code == 302
+    assert harness.versions.get(number=3).content == harness.versions.get(number=1).content
+
+
+def test_after_a_rollback_the_latest_can_still_be_chosen(
+    merchant_client: Client, harness: Any, operator: Any
+) -> None:
+    _roll_back_to_v1(harness, operator)
+    html = merchant_client.get(
+        reverse("console:harness-edit", args=[harness.pk]) + "?from=2"
+    ).content.decode()
+    assert ("source_version", "2") in form_fields(html, "editor-form")
+    assert "Editing from" in html and "<b>v2</b></a> (archived" in html
+
+
+def test_harness_page_offers_the_published_version_after_a_rollback(
+    merchant_client: Client, harness: Any, operator: Any
+) -> None:
+    _roll_back_to_v1(harness, operator)
+    html = merchant_client.get(
+        reverse("console:harness-detail", args=[harness.pk])
+    ).content.decode()
+    edit_url = reverse("console:harness-edit", args=[harness.pk])
+    assert f'href="{edit_url}" title="The latest version, v2, was rolled back' in html
+    assert "Edit from published (v1)</a>" in html
+    assert f'href="{edit_url}?from=2">Edit from latest (v2, rolled back)</a>' in html
+
+
+def test_a_newer_draft_stays_the_default_start(
+    merchant_client: Client, harness: Any, operator: Any
+) -> None:
+    content = harness_from_dict(harness.versions.get().content)
+    services.harness_version_create(
+        harness=harness,
+        content=content.__class__(skills=content.skills[:2], tools=content.tools),
+        base_version=1,
+        author=operator,
+    )
+    html = merchant_client.get(reverse("console:harness-edit", args=[harness.pk])).content.decode()
+    assert ("source_version", "2") in form_fields(html, "editor-form")
+    assert "<b>v2</b></a> (a draft, not live)" in html
+    detail = merchant_client.get(reverse("console:harness-detail", args=[harness.pk]))
+    assert "Edit from latest (v2)</a>" in detail.content.decode()

@@ -11,6 +11,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
+from django.utils.html import escape
 
 from harness_app import services
 from harness_app.harness.serialization import harness_from_dict
@@ -199,3 +200,31 @@ def test_diff_of_missing_version_is_404_and_bad_input_is_a_field_error(
     assert response.status_code == 400
     assert "Enter a whole number" in response.content.decode()
     assert merchant_client.get(url).status_code == 200  # picker only
+
+
+def test_diff_shows_the_changed_lines_of_a_body_escaped(
+    merchant_client: Client, harness: Any, operator: Any
+) -> None:
+    # given a new draft whose first skill body has one changed line (with markup in it)
+    body = harness_from_dict(harness.versions.get().content).skills[0].body
+    first_line = body.split("\n")[0]
+    new_draft(harness, operator, body=body.replace(first_line, "<b>Product</b> Q&A", 1))
+    # when the diff is opened
+    html = merchant_client.get(
+        reverse("console:harness-diff", args=[harness.pk]) + "?from=1&to=2"
+    ).content.decode()
+    # then the sentence is followed by the line diff: the old line removed, the new one
+    # added (escaped), with unchanged context lines and line numbers
+    skills = html.split('id="diff-skills"')[1].split('id="diff-tools"')[0]
+    assert "skill product-qa: body changed" in skills
+    assert "body: 1 line added, 1 removed" in skills
+    removed = skills.split('class="line-removed"')[1].split("</tr>")[0]
+    added = skills.split('class="line-added"')[1].split("</tr>")[0]
+    assert (
+        f'<td class="text">{escape(first_line)}</td>' in removed
+        and '<td class="ln">1</td>' in removed
+    )
+    assert '<td class="text">&lt;b&gt;Product&lt;/b&gt; Q&amp;A</td>' in added
+    assert "<b>Product</b>" not in skills
+    assert skills.count('class="line-same"') == 3
+    assert "unchanged lines" in skills

@@ -5,7 +5,7 @@ from typing import Any
 
 from hypothesis import given, settings
 
-from harness_app.harness.diff import Change, semantic_diff
+from harness_app.harness.diff import Change, line_diff, semantic_diff
 from harness_app.harness.model import (
     Harness,
     Hook,
@@ -256,3 +256,83 @@ def test_rename_reads_as_removed_plus_added() -> None:
 
 def test_demo_harness_diff_against_itself(live_harness: Harness) -> None:
     assert semantic_diff(live_harness, live_harness) == []
+
+
+# ------------------------------------------------------------------------ text line diffs
+
+
+def _kinds(lines: Any) -> list[tuple[str, str]]:
+    return [(line.kind, line.text) for line in lines]
+
+
+def test_line_diff_shows_changed_lines_with_context_and_skipped_runs() -> None:
+    old = "\n".join(f"line {n}" for n in range(1, 21))
+    new = old.replace("line 10", "line ten")
+    lines = line_diff(old, new, context=2)
+    assert _kinds(lines) == [
+        ("skipped", "7"),
+        ("same", "line 8"),
+        ("same", "line 9"),
+        ("removed", "line 10"),
+        ("added", "line ten"),
+        ("same", "line 11"),
+        ("same", "line 12"),
+        ("skipped", "8"),
+    ]
+    removed = next(line for line in lines if line.kind == "removed")
+    added = next(line for line in lines if line.kind == "added")
+    assert (removed.old_number, removed.new_number) == (10, None)
+    assert (added.old_number, added.new_number) == (None, 10)
+
+
+def test_line_diff_of_added_and_emptied_text() -> None:
+    assert _kinds(line_diff("", "a\nb")) == [("added", "a"), ("added", "b")]
+    assert _kinds(line_diff("a", "")) == [("removed", "a")]
+    assert line_diff("same\n", "same\n") == ()
+
+
+def test_changes_carry_the_line_diffs_of_bodies_templates_descriptions_and_feedback() -> None:
+    old = Harness(
+        skills=(Skill("qa", "Use when asked.", body="1. look up\n2. answer"),),
+        tools=(Tool("get_price", "Price of a SKU."),),
+        prompt=Prompt(sections=(PromptSection("rules", "Rules", "Be brief."),)),
+        hooks=(Hook("price", "pre_reply", "true", feedback="Quote the price."),),
+    )
+    new = Harness(
+        skills=(Skill("qa", "Use when asked about a product.", body="1. look up\n2. reply"),),
+        tools=(Tool("get_price", "Price of one SKU, with currency."),),
+        prompt=Prompt(sections=(PromptSection("rules", "Rules", "Be brief.\nNo emojis."),)),
+        hooks=(Hook("price", "pre_reply", "true", feedback="Quote the exact price."),),
+    )
+    changes = semantic_diff(old, new)
+    spelled = {(c.component, d.field): _kinds(d.lines) for c in changes for d in c.text_diffs}
+    assert spelled == {
+        ("skill", "description"): [
+            ("removed", "Use when asked."),
+            ("added", "Use when asked about a product."),
+        ],
+        ("skill", "body"): [
+            ("same", "1. look up"),
+            ("removed", "2. answer"),
+            ("added", "2. reply"),
+        ],
+        ("tool", "description"): [
+            ("removed", "Price of a SKU."),
+            ("added", "Price of one SKU, with currency."),
+        ],
+        ("prompt section", "template"): [("same", "Be brief."), ("added", "No emojis.")],
+        ("hook", "feedback"): [
+            ("removed", "Quote the price."),
+            ("added", "Quote the exact price."),
+        ],
+    }
+    skill_change = next(c for c in changes if c.component == "skill")
+    assert skill_change.describe() == "skill qa: description changed; body changed"
+    assert skill_change.text_diffs[1].added == 1 and skill_change.text_diffs[1].removed == 1
+
+
+def test_text_diffs_do_not_change_equality_of_changes() -> None:
+    edited = dataclasses.replace(BASE, skills=(dataclasses.replace(BASE.skills[0], body="v2"),))
+    (change,) = semantic_diff(BASE, edited)
+    assert change == Change("skill", "product-qa", "changed", ("body changed",))
+    assert _kinds(change.text_diffs[0].lines) == [("removed", "v1"), ("added", "v2")]
