@@ -23,6 +23,7 @@ from experiments_app.models import Experiment, ExperimentArm, LatencyReport, Liv
 from experiments_app.selectors.promotion import promotion_report
 from experiments_app.services import latency_replay as replay
 from tests.inference.scripted_server import ScriptedServer, SseReply, chunk
+from tests.model_worker import REAL_MODEL_MARKS
 from training_app.models import ModelEndpoint
 
 Status = LatencyReport.Status
@@ -505,3 +506,43 @@ def test_promotion_gate_reads_only_succeeded_reports(published_room: Any) -> Non
             results=[{"concurrency": 1, "p95_ms": 99_000.0, "partial": True}],
         )
         assert latency().passed, status
+
+
+def real_model(test: Any) -> Any:
+    """The marks of the project's real-model tests (``model``; skipped without the model)."""
+    for mark in REAL_MODEL_MARKS:
+        test = mark(test)
+    return test
+
+
+@real_model
+@pytest.mark.django_db(transaction=True)
+def test_a_replay_against_the_real_local_model(compact_room: Any, local_worker: Any) -> None:
+    endpoint = ModelEndpoint.objects.create(
+        name="smollm2",
+        base_url=local_worker.base_url,
+        model_name=local_worker.model_id,
+        tool_mode=ModelEndpoint.ToolMode.TEXT,
+        max_tokens=32,
+        timeout_s=120,
+    )
+    compact_room.reply_deadline_ms = 240_000  # shared CPU cores: be generous
+    compact_room.save()
+    report = replay.latency_replay_queue(
+        room=compact_room,
+        endpoint=endpoint,
+        concurrency=[1, 2],
+        request_set="demo",
+        limit=2,
+        enqueue=False,
+    )
+    assert replay.latency_replay_run(report.pk).status == Status.SUCCEEDED
+    report.refresh_from_db()
+    assert report.progress_done == report.progress_total == 4
+    assert [level["requests"] for level in report.results] == [2, 2]
+    replies = LiveReply.objects.filter(room=compact_room, source="replay")
+    assert replies.count() == 4 and set(replies.values_list("endpoint", flat=True)) == {endpoint.pk}
+    # the requests reached the model: a first token was measured for each
+    for level in report.results:
+        assert len(level["ttfts_ms"]) == 2 and all(t > 0 for t in level["ttfts_ms"])
+        assert level["p50_ms"] == pytest.approx(np.percentile(level["latencies_ms"], 50), abs=1e-3)

@@ -88,6 +88,9 @@ def test_replay_stores_a_report_whose_numbers_match_numpy(
     # the stored numbers are the percentiles of the stored raw latencies
     report = LatencyReport.objects.get()
     assert (report.endpoint, report.room, report.requests) == (endpoint, published_room, 5)
+    # the same job the console and the API queue, run in the command's process
+    assert report.status == "succeeded" and report.progress_done == report.progress_total == 10
+    assert report.parameters["request_set"] == "file" and report.request_file == str(requests)
     assert [level["concurrency"] for level in report.results] == [1, 2]
     for level in report.results:
         latencies = np.asarray(level["latencies_ms"])
@@ -233,3 +236,67 @@ def test_the_generator_rebuilds_the_committed_file_byte_for_byte(tmp_path: Path)
     out = tmp_path / "replay.jsonl"
     module["main"](["--out", str(out)])
     assert out.read_bytes() == (DEMO_DIR / "replay_100.jsonl").read_bytes()
+
+
+@pytest.mark.django_db
+def test_queue_leaves_the_replay_to_the_eval_worker(
+    published_room: Any, tmp_path: Path, django_capture_on_commit_callbacks: Any
+) -> None:
+    ModelEndpoint.objects.create(name="e", base_url="http://x:1/v1")
+    out = StringIO()
+    with django_capture_on_commit_callbacks() as callbacks:
+        call_command(
+            "replay_latency",
+            "--endpoint",
+            "e",
+            "--requests",
+            str(write_requests(tmp_path / "r.jsonl", 3)),
+            "--concurrency",
+            "1,4",
+            "--queue",
+            stdout=out,
+        )
+    report = LatencyReport.objects.get()
+    assert report.status == "queued" and report.progress_total == 6
+    assert len(callbacks) == 1  # run_latency_replay.delay, on commit
+    assert f"latency report {report.pk} queued on the eval worker" in out.getvalue()
+
+
+@pytest.mark.django_db
+def test_the_services_refusals_name_the_option(published_room: Any, tmp_path: Path) -> None:
+    ModelEndpoint.objects.create(name="e", base_url="http://x:1/v1")
+    with pytest.raises(CommandError, match="--concurrency: Each level may appear once"):
+        call_command(
+            "replay_latency",
+            "--endpoint",
+            "e",
+            "--requests",
+            str(write_requests(tmp_path / "r.jsonl", 1)),
+            "--concurrency",
+            "2,2",
+        )
+    assert LatencyReport.objects.count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_replay_is_a_command_error_and_a_failed_report(
+    published_room: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from experiments_app.services import latency_replay
+
+    def broken(**kwargs: Any) -> Any:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(latency_replay, "live_reply", broken)
+    ModelEndpoint.objects.create(name="e", base_url="http://x:1/v1")
+    with pytest.raises(CommandError, match=r"latency report \d+ failed: a replay worker failed"):
+        call_command(
+            "replay_latency",
+            "--endpoint",
+            "e",
+            "--requests",
+            str(write_requests(tmp_path / "r.jsonl", 2)),
+            stdout=StringIO(),
+        )
+    report = LatencyReport.objects.get()
+    assert report.status == "failed" and "RuntimeError: disk full" in report.error
