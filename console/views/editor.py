@@ -36,6 +36,9 @@ from harness_app.harness.yaml_locations import error_lines, locate_errors
 from harness_app.models import Harness, HarnessVersion
 
 MODES = ("form", "yaml")
+# The raw editor's line-number gutter stops here (a pasted megabyte of blank lines must not
+# become a megabyte of list items); errors past it are still listed by line.
+MAX_GUTTER_LINES = 20_000
 
 
 @require_http_methods(["GET", "POST"])
@@ -191,7 +194,9 @@ def _yaml_marks(form: YamlEditForm, text: str, errors: list[FieldError]) -> dict
     return {
         "yaml_located": located,
         "yaml_error_lines": marked,
-        "yaml_gutter": [(n, n in marked) for n in range(1, max(line_count, 1) + 1)],
+        "yaml_gutter": [
+            (n, n in marked) for n in range(1, min(max(line_count, 1), MAX_GUTTER_LINES) + 1)
+        ],
     }
 
 

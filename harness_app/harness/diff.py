@@ -22,6 +22,9 @@ T = TypeVar("T")
 
 LineKind = Literal["same", "added", "removed", "skipped"]
 CONTEXT_LINES = 3
+# difflib's matcher can take time proportional to old lines x new lines; past this product a
+# text is summarised (line counts) instead of diffed, so the diff page stays fast.
+MAX_DIFF_LINE_PRODUCT = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,9 @@ class TextDiff:
 
     field: str
     lines: tuple[DiffLine, ...]
+    too_large: bool = False  # not diffed line by line (see MAX_DIFF_LINE_PRODUCT)
+    old_line_count: int = 0
+    new_line_count: int = 0
 
     @property
     def added(self) -> int:
@@ -143,11 +149,15 @@ def line_diff(old: str, new: str, *, context: int = CONTEXT_LINES) -> tuple[Diff
 def _text_diffs(
     old: Sequence[tuple[str, str]], new: Sequence[tuple[str, str]]
 ) -> tuple[TextDiff, ...]:
-    return tuple(
-        TextDiff(label, line_diff(before, after))
-        for (label, before), (_label, after) in zip(old, new, strict=True)
-        if before != after
-    )
+    diffs: list[TextDiff] = []
+    for (label, before), (_label, after) in zip(old, new, strict=True):
+        if before == after:
+            continue
+        old_count, new_count = len(before.splitlines()), len(after.splitlines())
+        too_large = old_count * new_count > MAX_DIFF_LINE_PRODUCT
+        lines = () if too_large else line_diff(before, after)
+        diffs.append(TextDiff(label, lines, too_large, old_count, new_count))
+    return tuple(diffs)
 
 
 def _diff_items(

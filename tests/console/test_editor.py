@@ -436,3 +436,15 @@ def test_a_newer_draft_stays_the_default_start(
     assert "<b>v2</b></a> (a draft, not live)" in html
     detail = merchant_client.get(reverse("console:harness-detail", args=[harness.pk]))
     assert "Edit from latest (v2)</a>" in detail.content.decode()
+
+
+def test_the_yaml_gutter_is_capped_for_huge_pastes() -> None:
+    from console.forms.harness_editor import YamlEditForm
+    from console.views.editor import MAX_GUTTER_LINES, _yaml_marks
+    from harness_app.harness.errors import FieldError
+
+    text = "\n" * (MAX_GUTTER_LINES + 500) + "x: *a\n"
+    marks = _yaml_marks(YamlEditForm(), text, [FieldError("yaml", "line 20501, column 4: bad")])
+    assert len(marks["yaml_gutter"]) == MAX_GUTTER_LINES
+    assert marks["yaml_error_lines"] == [MAX_GUTTER_LINES + 501]
+    assert marks["yaml_located"][0].line == MAX_GUTTER_LINES + 501

@@ -9,6 +9,7 @@
     var gutter = frame.querySelector(".code-gutter");
     if (!area || !gutter) return;
     var minRows = 36;
+    var maxGutterLines = 20000; // as MAX_GUTTER_LINES in console/views/editor.py
 
     function lineCount() {
       var text = area.value;
@@ -19,6 +20,7 @@
     function refresh() {
       var count = Math.max(lineCount(), 1);
       area.rows = Math.max(minRows, count + 2);
+      count = Math.min(count, maxGutterLines);
       var items = gutter.children;
       while (items.length > count) gutter.removeChild(gutter.lastElementChild);
       while (items.length < count) {

@@ -336,3 +336,14 @@ def test_text_diffs_do_not_change_equality_of_changes() -> None:
     (change,) = semantic_diff(BASE, edited)
     assert change == Change("skill", "product-qa", "changed", ("body changed",))
     assert _kinds(change.text_diffs[0].lines) == [("removed", "v1"), ("added", "v2")]
+
+
+def test_a_huge_text_is_summarised_instead_of_diffed() -> None:
+    old_body = "\n".join(f"old {n}" for n in range(3000))
+    new_body = "\n".join(f"new {n}" for n in range(2000))
+    old = dataclasses.replace(BASE, skills=(dataclasses.replace(BASE.skills[0], body=old_body),))
+    new = dataclasses.replace(BASE, skills=(dataclasses.replace(BASE.skills[0], body=new_body),))
+    (change,) = semantic_diff(old, new)
+    (text,) = change.text_diffs
+    assert text.too_large and text.lines == ()
+    assert (text.old_line_count, text.new_line_count) == (3000, 2000)
