@@ -237,6 +237,8 @@ if _csp_report_uri:
 # Request bodies over this size are refused with a 400 naming the limit (API and console).
 # The model endpoint a room uses when it names none (seeded by `seed_demo`).
 HAT_DEFAULT_ENDPOINT = env.str("HAT_DEFAULT_ENDPOINT", default="local-smollm2")
+# How long a People invite link (one-time, stored hashed) works, in hours.
+HAT_INVITE_TTL_H = env.float("HAT_INVITE_TTL_H", default=72.0)
 # How long a web process may reuse a live-room key lookup (key, room, harness, endpoint);
 # saves clear it at once in the saving process. 0 turns the cache off.
 HAT_LIVE_CONFIG_TTL_S = env.float("HAT_LIVE_CONFIG_TTL_S", default=2.0)
@@ -380,6 +382,10 @@ CELERY_BEAT_SCHEDULE = {
     },
     "training-watchdog": {
         "task": "training_app.requeue_stale_stages",
+        "schedule": HAT_TRAIN_WATCHDOG_INTERVAL_S,
+    },
+    "latency-replay-watchdog": {
+        "task": "experiments_app.tasks.requeue_stale_latency_replays",
         "schedule": HAT_TRAIN_WATCHDOG_INTERVAL_S,
     },
 }

@@ -82,3 +82,11 @@ def run_latency_replay(self: Task, report_id: int) -> str:
             max_retries=int(settings.HAT_EVAL_RUN_TIME_LIMIT_S // latency_replay.STALE_AFTER_S) + 2,
         )
     return outcome.status
+
+
+@shared_task(name="experiments_app.tasks.requeue_stale_latency_replays")
+def requeue_stale_latency_replays() -> list[int]:
+    """Beat's watchdog for latency replays whose worker died (``services.latency_replay``)."""
+    from experiments_app.services import latency_replay
+
+    return latency_replay.latency_replays_requeue_stale()

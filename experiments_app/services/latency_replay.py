@@ -489,6 +489,29 @@ def latency_replay_run(
     return RunOutcome(_status(report_id))
 
 
+def latency_replays_requeue_stale() -> list[int]:
+    """Beat's watchdog: a running replay whose heartbeat is older than ``STALE_AFTER_S``
+    lost its worker (killed, its message acknowledged or lost). One that was asked to
+    cancel is settled as cancelled (keeping its stored levels); the others are enqueued
+    again, and the new delivery takes the stale report over (``_claim``), replaying only
+    the levels not stored yet. Returns the ids enqueued."""
+    from experiments_app.tasks import run_latency_replay
+
+    now = timezone.now()
+    stale = LatencyReport.objects.filter(
+        status=Status.RUNNING, updated_at__lt=now - timedelta(seconds=STALE_AFTER_S)
+    )
+    stale.filter(cancel_requested=True).update(
+        status=Status.CANCELLED, worker="", finished_at=now, updated_at=now
+    )
+    requeued = list(stale.filter(cancel_requested=False).values_list("pk", flat=True))
+    for report_id in requeued:
+        run_latency_replay.delay(report_id)
+    if requeued:
+        log.warning("latency replays %s: heartbeat stale, enqueued again", requeued)
+    return requeued
+
+
 def _claim(report_id: int, owner: str) -> bool:
     now = timezone.now()
     stale = Q(status=Status.RUNNING, updated_at__lt=now - timedelta(seconds=STALE_AFTER_S))

@@ -546,3 +546,32 @@ def test_a_replay_against_the_real_local_model(compact_room: Any, local_worker: 
     for level in report.results:
         assert len(level["ttfts_ms"]) == 2 and all(t > 0 for t in level["ttfts_ms"])
         assert level["p50_ms"] == pytest.approx(np.percentile(level["latencies_ms"], 50), abs=1e-3)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_watchdog_takes_over_a_dead_workers_replay(
+    published_room: Any, scripted: ModelEndpoint, server: EndlessServer, eager: None
+) -> None:
+    # given a replay whose worker died mid-level (heartbeat stale, its message gone), one
+    # with a fresh heartbeat, and a dead one whose cancel was asked
+    dead, alive, cancelled = (queue(published_room, scripted) for _ in range(3))
+    stale = timezone.now() - timedelta(seconds=replay.STALE_AFTER_S + 1)
+    LatencyReport.objects.filter(pk__in=[dead.pk, cancelled.pk]).update(
+        status=Status.RUNNING, worker="killed", updated_at=stale
+    )
+    LatencyReport.objects.filter(pk=cancelled.pk).update(cancel_requested=True)
+    LatencyReport.objects.filter(pk=alive.pk).update(
+        status=Status.RUNNING, worker="alive", updated_at=timezone.now()
+    )
+    # when beat's watchdog runs (the eval task eager: the requeued replay runs here)
+    from experiments_app.tasks import requeue_stale_latency_replays
+
+    assert requeue_stale_latency_replays() == [dead.pk]
+    # then the dead worker's replay ran to the end on a new worker, the live one is left
+    # alone, and the cancelled one is settled without running
+    dead.refresh_from_db()
+    assert dead.status == Status.SUCCEEDED and dead.worker != "killed"
+    assert dead.progress_done == dead.progress_total
+    assert LatencyReport.objects.get(pk=alive.pk).worker == "alive"
+    assert LatencyReport.objects.get(pk=cancelled.pk).status == Status.CANCELLED
+    assert len(server.requests) == dead.progress_total
