@@ -9,8 +9,8 @@ from django import forms
 from console.forms.products import SKU_VALIDATOR
 from experiments_app.models import LiveReply
 from experiments_app.routing import NoServingConfig, default_endpoint
+from experiments_app.selectors.room_endpoints import endpoints_usable
 from harness_app import selectors as harness_selectors
-from training_app import selectors as endpoint_selectors
 from training_app.models import ModelEndpoint
 
 
@@ -89,12 +89,13 @@ class ReplyFilterForm(forms.Form):
         return {"fallback": fallback, "source": self.cleaned_data["source"] or None}
 
 
-def try_it_form(harness: Any, data: Any = None) -> TryItForm:
+def try_it_form(harness: Any, data: Any = None, *, user: Any) -> TryItForm:
     """The try-it form of a harness page: every version of the harness (default: the
-    published one, else the newest), active endpoints (default: the room's), the room's
-    serving agent."""
+    published one, else the newest), the active endpoints ``user`` may use for the room
+    (a merchant: only the room's own, ``endpoints_usable``; default: the room's), the
+    room's serving agent."""
     room = harness.room
-    endpoints = list(endpoint_selectors.endpoints_active())
+    endpoints = list(endpoints_usable(room=room, user=user))
     versions = list(harness_selectors.harness_versions(harness).values_list("number", "status"))
     if harness.published_version_id is not None and harness.published_version is not None:
         version_default = harness.published_version.number

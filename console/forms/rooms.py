@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 from django.contrib.auth import get_user_model
 from django.core.validators import RegexValidator
+from django.db.models import QuerySet
 
 from console.roles import Role
 from training_app.models import ModelEndpoint
@@ -33,7 +34,9 @@ class RoomCreateForm(forms.Form):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        merchants = get_user_model().objects.filter(groups__name=Role.MERCHANT.value)
+        merchants = get_user_model().objects.filter(
+            groups__name=Role.MERCHANT.value, is_active=True
+        )
         self.fields["owner"].queryset = merchants.order_by("username")  # type: ignore[attr-defined]
 
 
@@ -69,10 +72,20 @@ class RoomSettingsForm(forms.Form):
         required=False,
     )
 
-    def __init__(self, *args: Any, default_endpoint_name: str = "", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        default_endpoint_name: str = "",
+        endpoints: QuerySet[ModelEndpoint] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """``endpoints``: the ones the user may pick (``endpoints_usable``); default: every
+        active endpoint."""
         super().__init__(*args, **kwargs)
         field = self.fields["reply_endpoint"]
-        field.queryset = ModelEndpoint.objects.filter(is_active=True).order_by("name")  # type: ignore[attr-defined]
+        if endpoints is None:
+            endpoints = ModelEndpoint.objects.filter(is_active=True).order_by("name")
+        field.queryset = endpoints  # type: ignore[attr-defined]
         field.empty_label = f"Default ({default_endpoint_name})"  # type: ignore[attr-defined]
         field.help_text = (
             "Active endpoints only. Default: the console's default endpoint "

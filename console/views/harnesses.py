@@ -63,7 +63,7 @@ def _detail_context(request: HttpRequest, harness: Harness, **extra: Any) -> dic
     }
     context.update(extra)
     if "try_form" not in context:
-        context["try_form"] = try_it_form(harness)
+        context["try_form"] = try_it_form(harness, user=request.user)
     return context
 
 

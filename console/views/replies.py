@@ -75,7 +75,7 @@ def harness_try(request: HttpRequest, harness_id: int) -> HttpResponse:
     comment would produce; it is stored with ``source=console`` and never counts as live.
     """
     harness = selectors.harness_get(user=request.user, harness_id=harness_id)
-    form = try_it_form(harness, data=request.POST)
+    form = try_it_form(harness, data=request.POST, user=request.user)
     if not form.is_valid():
         context = _detail_context(request, harness, try_form=form)
         return render(request, "harness_app/harness_detail.html", context, status=400)

@@ -19,6 +19,7 @@ from console.forms.webhook_secrets import WebhookSecretCreateForm
 from console.roles import is_operator
 from console.views.access import console_user_required
 from console.views.pagination import paginate
+from experiments_app.selectors.room_endpoints import endpoints_usable
 from harness_app import selectors, services
 from harness_app.models import Room
 
@@ -82,6 +83,7 @@ def room_settings(request: HttpRequest, room_id: int) -> HttpResponse:
         request.POST or None,
         initial=RoomSettingsForm.initial_from(room),
         default_endpoint_name=settings.HAT_DEFAULT_ENDPOINT,
+        endpoints=endpoints_usable(room=room, user=request.user),
     )
     if request.method == "POST" and form.is_valid():
         try:

@@ -16,6 +16,7 @@ from console.views import (
     judges,
     labeling,
     latency,
+    people,
     products,
     publish_gate,
     replies,
@@ -229,6 +230,15 @@ urlpatterns = [
         blind_tests.SetPasswordView.as_view(),
         name="set-password",
     ),
+    # people (operators; the invite link is public, its token is the key)
+    path("people/", people.people_list, name="people-list"),
+    path("people/room-owner/", people.room_owner_assign, name="people-room-owner"),
+    path("people/<int:user_id>/", people.person_detail, name="person-detail"),
+    path("people/<int:user_id>/role/", people.person_role_change, name="person-role"),
+    path("people/<int:user_id>/deactivate/", people.person_deactivate, name="person-deactivate"),
+    path("people/<int:user_id>/reactivate/", people.person_reactivate, name="person-reactivate"),
+    path("people/<int:user_id>/invite/", people.person_invite_reissue, name="person-invite"),
+    path("invite/<str:token>/", people.invite_accept, name="invite-accept"),
     # A/B experiments
     path("", include("console.views.experiment_urls")),
 ]

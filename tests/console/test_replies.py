@@ -276,6 +276,8 @@ def test_try_it_runs_the_live_path_and_opens_the_trace(
     merchant: Any,
 ) -> None:
     scripted_server.enqueue(say("Hello from the scripted host!"))
+    published_room.reply_endpoint = scripted_endpoint  # a merchant sees only the room's own
+    published_room.save()
     harness = published_room.harness
     page = merchant_client.get(reverse("console:harness-detail", args=[harness.pk]))
     html = page.content.decode()
@@ -314,6 +316,8 @@ def test_try_it_can_run_a_draft_on_the_react_agent(
     demo_harness: Any,
 ) -> None:
     harness = published_room.harness
+    published_room.reply_endpoint = scripted_endpoint
+    published_room.save()
     services.harness_version_create(
         harness=harness, content=demo_harness, base_version=1, author=operator, message="draft"
     )
@@ -358,6 +362,7 @@ def test_try_it_bad_input_is_a_field_error_and_runs_nothing(
     message: str,
 ) -> None:
     published_room.max_comment_chars = 40
+    published_room.reply_endpoint = scripted_endpoint
     published_room.save()
     data = {
         "version": "1",

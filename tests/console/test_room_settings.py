@@ -24,7 +24,11 @@ def form_data(**overrides: Any) -> dict[str, Any]:
     } | overrides
 
 
-def test_merchant_saves_the_settings_of_their_room(merchant_client: Client, room: Any) -> None:
+def test_merchant_saves_the_settings_of_their_room(
+    merchant_client: Client, room: Any, settings: Any
+) -> None:
+    # a merchant may pick only endpoints their room runs on: here the console default
+    settings.HAT_DEFAULT_ENDPOINT = "gpu-a"
     endpoint = ModelEndpoint.objects.create(name="gpu-a", base_url="http://10.0.0.5:8000/v1")
     url = reverse("console:room-settings", args=[room.pk])
     page = merchant_client.get(url).content.decode()

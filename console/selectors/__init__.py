@@ -1,0 +1,1 @@
+"""Reads of the console's own models (people, invitations, audit)."""

@@ -1,0 +1,1 @@
+"""Writes of the console's own models (people, invitations, audit)."""
