@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from console.charts import blind_test_figure
 from console.forms.blind_tests import AssignLabelersForm, BlindTestForm, LabelerInviteForm
 from console.roles import Role
+from console.services import people as people_services
 from console.views.access import operator_required
 from console.views.vendor import plotly_js_url
 from experiments_app.models import BlindTest
@@ -244,15 +245,16 @@ def blind_test_open(request: HttpRequest, test_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @operator_required
 def labeler_list(request: HttpRequest) -> HttpResponse:
-    """Invite a labeler (the set-password link is shown once, on this response) and list
-    the labelers."""
+    """Invite a labeler (the People invite: a one-time link shown once, on this response,
+    and an audit row) and list the labelers."""
     form = LabelerInviteForm(request.POST if request.method == "POST" else None)
     invite = None
     if request.method == "POST" and form.is_valid():
         try:
-            invite = services.labeler_invite(
+            invite = people_services.person_invite(
                 username=form.cleaned_data["username"],
                 email=form.cleaned_data["email"],
+                role=Role.LABELER,
                 invited_by=request.user,
             )
         except ValidationError as exc:
@@ -262,7 +264,7 @@ def labeler_list(request: HttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "invite": invite,
-        "invite_url": request.build_absolute_uri(invite.set_password_path) if invite else "",
+        "invite_url": request.build_absolute_uri(invite.path) if invite else "",
         "labelers": list(selectors.labelers_all()),
         "role": Role.LABELER.value,
     }
@@ -278,8 +280,9 @@ def labeler_list(request: HttpRequest) -> HttpResponse:
 
 
 class SetPasswordView(PasswordResetConfirmView):
-    """An invited labeler chooses a password through the one-time link (Django's
-    password-reset confirm view; the token dies once the password is set)."""
+    """A labeler invited through the API (``POST /api/v1/labelers/``) chooses a password
+    through the one-time link (Django's password-reset confirm view; the token dies once the
+    password is set). The console's Labelers page uses the People invite instead."""
 
     template_name = "experiments_app/blind_test_set_password.html"
     success_url = reverse_lazy("login")

@@ -266,7 +266,7 @@ def test_invite_a_labeler_shows_the_link_once(operator_client: Client) -> None:
     )
     assert response.status_code == 200
     assert response["Cache-Control"] == "no-store"
-    link = re.search(r"http://testserver(/set-password/[^<\s]+)", response.content.decode())
+    link = re.search(r"http://testserver(/invite/[A-Za-z0-9_-]+/)<", response.content.decode())
     assert link is not None
     listing = operator_client.get("/blind-tests/labelers/").content.decode()
     assert "nia@example.test" in listing and "not yet" in listing
@@ -275,14 +275,21 @@ def test_invite_a_labeler_shows_the_link_once(operator_client: Client) -> None:
         "/blind-tests/labelers/", {"username": "nia", "email": "x@example.test"}
     )
     assert bad.status_code == 400 and b"is taken" in bad.content
-    # the labeler follows the link and sets a password
+    # the labeler follows the link and sets a password; the invite is in the People audit log
     anonymous = Client()
-    form = anonymous.get(link.group(1), follow=True)
+    assert anonymous.get(link.group(1)).status_code == 200
     done = anonymous.post(
-        form.redirect_chain[-1][0],
+        link.group(1),
         {"new_password1": "labels-all-day-42", "new_password2": "labels-all-day-42"},
     )
     assert done.status_code == 302
+    from console.models import PeopleAuditEvent
+
+    assert list(
+        PeopleAuditEvent.objects.filter(target_username="nia")
+        .order_by("id")
+        .values_list("action", flat=True)
+    ) == ["invited", "invite_accepted"]
     from django.contrib.auth import get_user_model
 
     assert get_user_model().objects.get(username="nia").check_password("labels-all-day-42")
