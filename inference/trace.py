@@ -34,6 +34,11 @@ class ReplyTrace:
     model_calls: int = 0
     model_ms: float = 0.0
     total_ms: float = 0.0
+    # What each model call sent, beside the steps: {"step": index of its model_call step,
+    # "sent_from": how many earlier messages it also sent (recorded with the calls before),
+    # "messages": the new ones, "tools": the tool specs when they changed}. Only the new part
+    # per call, so the conversation is stored once, not once per call.
+    requests: list[dict[str, Any]] = field(default_factory=list)
     _t0: float = field(default_factory=time.perf_counter, repr=False)
 
     def now_ms(self) -> float:
@@ -83,4 +88,5 @@ class ReplyTrace:
             "model_ms": self.model_ms,
             "total_ms": self.total_ms,
             "overhead_ms": round(self.overhead_ms, 3),
+            "requests": self.requests,
         }

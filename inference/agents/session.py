@@ -58,6 +58,10 @@ class Session:
     trace: ReplyTrace
     deadline: float  # time.perf_counter() value
     messages: list[dict[str, Any]] = field(default_factory=list)
+    # What the trace already holds of the conversation: each model call records only the
+    # messages (and tool specs) that are new since the call before it.
+    _messages_recorded: int = 0
+    _tools_recorded: list[dict[str, Any]] | None = None
 
     @classmethod
     def start(
@@ -89,6 +93,7 @@ class Session:
         if remaining <= 0:
             raise DeadlineExceeded("no time left for another model call")
         started = self.trace.now_ms()
+        sent = self._sent_since_last_call(tools)
         try:
             result = self.model.complete(
                 self.messages,
@@ -99,6 +104,7 @@ class Session:
             )
         except ModelCallFailed as exc:
             self.trace.add("model_call", label, started, ok=False, error=str(exc), failure=exc.kind)
+            self._record_request(sent)
             self.trace.model_ms += self.trace.now_ms() - started
             raise
         elapsed = self.trace.now_ms() - started
@@ -125,7 +131,29 @@ class Session:
                 {"name": c.name, "arguments": c.arguments_json[:2000]} for c in result.tool_calls
             ],
         )
+        self._record_request(sent)
         return result
+
+    def _record_request(self, sent: dict[str, Any]) -> None:
+        # beside the steps (not in the model call's detail): the timeline lists every detail
+        # key of a step, and the request has its own place on the trace page
+        self.trace.requests.append({"step": len(self.trace.steps) - 1, **sent})
+
+    def _sent_since_last_call(self, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+        """The part of this call's request the trace does not hold yet: ``sent_from`` (how
+        many earlier messages the call also sent, recorded with earlier calls), ``messages``
+        (the new ones, each text cut at ``SENT_MESSAGE_CHARS``) and ``tools`` (the tool
+        specs, only when they differ from the last call's)."""
+        start = self._messages_recorded if self._messages_recorded <= len(self.messages) else 0
+        self._messages_recorded = len(self.messages)
+        sent: dict[str, Any] = {
+            "sent_from": start,
+            "messages": [_capped(m) for m in self.messages[start:]],
+        }
+        if tools and tools is not self._tools_recorded and tools != self._tools_recorded:
+            sent["tools"] = tools
+        self._tools_recorded = tools
+        return sent
 
     def run_tool(self, name: str, arguments: Any) -> ToolOutcome:
         started = self.trace.now_ms()
@@ -141,6 +169,18 @@ class Session:
             error=outcome.error,
         )
         return outcome
+
+
+# A message text longer than this is cut in the trace (tool results are already cut at
+# 4,000 characters before they are sent); the system prompt of a real harness fits.
+SENT_MESSAGE_CHARS = 16_000
+
+
+def _capped(message: dict[str, Any]) -> dict[str, Any]:
+    content = message.get("content")
+    if isinstance(content, str) and len(content) > SENT_MESSAGE_CHARS:
+        return {**message, "content": content[:SENT_MESSAGE_CHARS], "truncated": len(content)}
+    return message
 
 
 def _ms(seconds: float | None) -> float | None:

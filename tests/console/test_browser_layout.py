@@ -29,6 +29,7 @@ from tests.training_app.conftest import enqueued, gold_dataset, run_config_dict 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 ROOT = Path(__file__).resolve().parents[2]
 WIDTHS = (1400, 390)
+SCREENSHOTS = os.environ.get("HAT_SCREENSHOT_DIR", "")  # set it to look at every page
 
 # The elements that stick out past the viewport's right edge (outermost first), to name the
 # culprit when a page is too wide.
@@ -54,6 +55,7 @@ def pages(
     make_experiment: Any,
     operator: Any,
     enqueued: Any,
+    demo_harness: Any,
 ) -> dict[str, str]:
     from harness_app import services as harness_services
     from training_app.models import EvalRun, ModelEndpoint
@@ -79,8 +81,13 @@ def pages(
     eval_set = evals.eval_set_build_qa(harness_version=version, name="Demo LS", per_type=1)
     gold = ModelEndpoint.objects.create(name="gold-layout", base_url="http://127.0.0.1:9/v1")
     eval_run = EvalRun.objects.create(eval_set=eval_set, endpoint=gold, model_label="HAT")
+    from tests.console.test_replies import make_reply
+    from tests.console.test_trace_requests_page import agent_trace
+
+    reply = make_reply(published_room, 1, trace=agent_trace(demo_harness)[0])
     harness = published_room.harness
     return {
+        "reply": f"/rooms/{published_room.pk}/replies/{reply.pk}/",
         "home": "/",
         "rooms": "/rooms/",
         "room": f"/rooms/{published_room.pk}/",
@@ -115,10 +122,15 @@ def test_every_main_page_is_as_wide_as_the_window(live_server: Any, pages: dict[
                     response = page.goto(live_server.url + path)
                     assert response is not None and response.status == 200, (name, path)
                     page.wait_for_load_state("load")
+                    # with every collapsed section open too (system prompts, tool specs)
+                    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = 1)")
                     scroll, viewport = page.evaluate(
                         "[document.documentElement.scrollWidth,"
                         " document.documentElement.clientWidth]"
                     )
+                    if SCREENSHOTS:
+                        shot = f"{SCREENSHOTS}/{name.replace(' ', '-')}-{width}.png"
+                        page.screenshot(path=shot, full_page=True)
                     if scroll != viewport:
                         too_wide[f"{name} @ {width}px"] = (scroll, page.evaluate(OVERFLOWING))
                 page.close()
