@@ -313,6 +313,34 @@ def person_reactivate(*, user: Any, actor: Any) -> Any:
     return user
 
 
+def _on_field(change: Any, field: str, **kwargs: Any) -> Any:
+    """Call ``change``; its errors about the person (``user``) are put on ``field``."""
+    try:
+        return change(**kwargs)
+    except ValidationError as exc:
+        if not hasattr(exc, "error_dict"):
+            raise
+        errors = exc.message_dict
+        raise ValidationError(
+            {(field if key == "user" else key): msgs for key, msgs in errors.items()}
+        ) from None
+
+
+@transaction.atomic
+def person_update(*, user: Any, actor: Any, role: Any = None, is_active: bool | None = None) -> Any:
+    """The API's edit of a person: ``role`` through ``person_role_change``, ``is_active``
+    through ``person_reactivate`` / ``person_deactivate`` (their rules, their audit rows).
+    A value the person already has changes nothing; errors are keyed ``role`` or
+    ``is_active``; a rejected edit changes nothing (one transaction)."""
+    if is_active is True and not user.is_active:
+        _on_field(person_reactivate, "is_active", user=user, actor=actor)
+    if role is not None and person_role(user) != _parse_role(role):
+        person_role_change(user=user, role=role, actor=actor)
+    if is_active is False and user.is_active:
+        _on_field(person_deactivate, "is_active", user=user, actor=actor)
+    return user
+
+
 @transaction.atomic
 def room_owner_assign(*, room: Room, owner: Any, actor: Any) -> Room:
     """Give ``room`` to ``owner``, an active merchant; recorded on both merchants' logs."""

@@ -280,9 +280,10 @@ def labeler_list(request: HttpRequest) -> HttpResponse:
 
 
 class SetPasswordView(PasswordResetConfirmView):
-    """A labeler invited through the API (``POST /api/v1/labelers/``) chooses a password
-    through the one-time link (Django's password-reset confirm view; the token dies once the
-    password is set). The console's Labelers page uses the People invite instead."""
+    """Only for set-password links ``POST /api/v1/labelers/`` handed out before it moved to
+    the People invite (Django's password-reset confirm view; the token dies once the password
+    is set, or after ``PASSWORD_RESET_TIMEOUT``, 3 days by default). Nothing issues these
+    links any more: once that time has passed since the change, this view and its URL go."""
 
     template_name = "experiments_app/blind_test_set_password.html"
     success_url = reverse_lazy("login")

@@ -1,6 +1,6 @@
 """Blind tests API, operators only (merchants and labelers get a 403): list and create tests,
 a test with its results, its labels as CSV, open / close it, assign and unassign labelers,
-and invite a labeler (the one-time set-password link is in that response only).
+and invite a labeler (the People invite: its one-time link is in that response only).
 
 The labeler's side is ``experiments_app.api.labeling``; nothing here is for labelers (it
 names sides, versions and endpoints). docs/BLIND_TESTS.md.
@@ -22,6 +22,8 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from console.roles import Role
+from console.services import people as people_services
 from experiments_app.models import BlindTest, Experiment, ExperimentArm
 from experiments_app.models.blind_tests import MAX_LABELS_PER_PAIR
 from experiments_app.selectors import blind_tests as selectors
@@ -209,7 +211,13 @@ class LabelerInviteOutput(serializers.Serializer[Any]):
     id = serializers.IntegerField()
     username = serializers.CharField()
     email = serializers.CharField()
-    set_password_url = serializers.CharField(help_text="one-time link; shown only here")
+    invite_url = serializers.CharField(
+        help_text="The People invite's one-time link (/invite/<token>/); shown only here."
+    )
+    set_password_url = serializers.CharField(
+        help_text="The same link as invite_url (the name older clients read)."
+    )
+    expires_at = serializers.DateTimeField()
 
 
 def _finite(value: Any) -> Any:
@@ -380,20 +388,26 @@ class LabelerInviteApi(GenericAPIView):  # type: ignore[type-arg]
     @extend_schema(
         request=LabelerInviteInput,
         responses={201: LabelerInviteOutput, 400: ERRORS},
-        description="Create a labeler account (no usable password) and return its one-time "
-        "set-password link; it is not stored and cannot be fetched again.",
+        description="Invite a labeler through People (`POST /api/v1/people/` with role "
+        "Labeler: audited, a one-time /invite/ link valid HAT_INVITE_TTL_H hours, only its "
+        "hash stored); the link is in this response only.",
     )
     def post(self, request: Request) -> Response:
         data = LabelerInviteInput(data=request.data)
         data.is_valid(raise_exception=True)
-        invite = services.labeler_invite(**data.validated_data, invited_by=request.user)
+        invite = people_services.person_invite(
+            **data.validated_data, role=Role.LABELER, invited_by=request.user
+        )
         user = invite.user
+        url = request.build_absolute_uri(invite.path)
         body = {
             "id": user.pk,
             "username": user.get_username(),
             "email": user.email,
-            "set_password_url": request.build_absolute_uri(invite.set_password_path),
+            "invite_url": url,
+            "set_password_url": url,
+            "expires_at": invite.expires_at,
         }
-        response = Response(body, status=status.HTTP_201_CREATED)
+        response = Response(LabelerInviteOutput(body).data, status=status.HTTP_201_CREATED)
         response["Cache-Control"] = "no-store"
         return response

@@ -1,7 +1,8 @@
 """Blind tests, the operator's side: create a test (two sides, a request set, gold pairs),
-fill its replies (stored ones at once, the rest by a Celery job), open / close it, invite
-labelers and assign them. The labeling itself (assignments, labels) is in
-``blind_labeling``; the results are ``selectors.blind_tests``. docs/BLIND_TESTS.md.
+fill its replies (stored ones at once, the rest by a Celery job), open / close it, assign
+labelers (invited through People: ``console.services.people.person_invite``). The labeling
+itself (assignments, labels) is in ``blind_labeling``; the results are
+``selectors.blind_tests``. docs/BLIND_TESTS.md.
 
 Every rejected request raises Django's ``ValidationError`` with a dict naming the field
 (``{"arm_two": ["..."]}``): the API turns it into a 400 naming the field, the console form
@@ -33,16 +34,10 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
-from django.contrib.auth.tokens import PasswordResetTokenGenerator
 from django.core.exceptions import ValidationError
-from django.core.validators import EmailValidator
 from django.db import transaction
 from django.db.models import F, Q
-from django.urls import reverse
 from django.utils import timezone
-from django.utils.encoding import force_bytes
-from django.utils.http import urlsafe_base64_encode
 
 from console.roles import Role
 from experiments_app.models import (
@@ -926,54 +921,6 @@ def blind_test_open(*, test: BlindTest) -> BlindTest:
 
 
 # --- labelers ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LabelerInvite:
-    user: Any
-    set_password_path: str
-
-
-def set_password_path(user: Any) -> str:
-    """A one-time link to choose a password (Django's password-reset token: it stops working
-    once the password is set, or after PASSWORD_RESET_TIMEOUT)."""
-    uid = urlsafe_base64_encode(force_bytes(user.pk))
-    token = PasswordResetTokenGenerator().make_token(user)
-    return reverse("console:set-password", kwargs={"uidb64": uid, "token": token})
-
-
-@transaction.atomic
-def labeler_invite(*, username: str, email: str, invited_by: Any) -> LabelerInvite:
-    """Create a labeler account (Labeler group, no usable password) and its set-password
-    link, to be handed to the labeler once; no e-mail is sent."""
-    User = get_user_model()
-    errors = _Errors()
-    username = username.strip()
-    email = email.strip()
-    if not username:
-        errors.add("username", "Required.")
-    else:
-        try:
-            User._meta.get_field("username").run_validators(username)
-        except ValidationError as exc:
-            for message in exc.messages:
-                errors.add("username", message)
-        if User.objects.filter(username__iexact=username).exists():
-            errors.add("username", f"The username {username!r} is taken.")
-    try:
-        EmailValidator()(email)
-    except ValidationError:
-        errors.add("email", "Enter a valid e-mail address.")
-    else:
-        if User.objects.filter(email__iexact=email).exists():
-            errors.add("email", "A user with this e-mail address exists.")
-    errors.raise_any()
-    user = User(username=username, email=email)
-    user.set_unusable_password()
-    user.save()
-    user.groups.add(Group.objects.get_or_create(name=Role.LABELER.value)[0])  # type: ignore[attr-defined]
-    log.info("labeler %s invited by %s", username, getattr(invited_by, "pk", None))
-    return LabelerInvite(user, set_password_path(user))
 
 
 @transaction.atomic

@@ -485,18 +485,30 @@ def test_close_and_reopen(arms_experiment, operator) -> None:
 # --- labelers ----------------------------------------------------------------------------------
 
 
-def test_invite_a_labeler_and_set_the_password_once(client, operator) -> None:
-    invite = services.labeler_invite(
-        username="lena", email="lena@example.test", invited_by=operator
+def test_a_set_password_link_issued_before_the_people_invite_still_works_once(
+    client, operator
+) -> None:
+    # given a labeler invited the old way (POST /api/v1/labelers/ before it moved to People):
+    # no usable password and a Django password-reset link
+    from django.contrib.auth.tokens import PasswordResetTokenGenerator
+    from django.urls import reverse
+    from django.utils.encoding import force_bytes
+    from django.utils.http import urlsafe_base64_encode
+
+    from tests.factories import UserFactory
+
+    user = UserFactory(username="lena", role=Role.LABELER)
+    user.set_unusable_password()
+    user.save()
+    path = reverse(
+        "console:set-password",
+        kwargs={
+            "uidb64": urlsafe_base64_encode(force_bytes(user.pk)),
+            "token": PasswordResetTokenGenerator().make_token(user),
+        },
     )
-    user = invite.user
-    assert not user.has_usable_password()
-    assert list(user.groups.values_list("name", flat=True)) == [Role.LABELER.value]
-    with pytest.raises(ValidationError) as taken:
-        services.labeler_invite(username="LENA", email="bad", invited_by=operator)
-    assert set(errors_of(taken)) == {"username", "email"}
     # Django's confirm view: the first GET swaps the token into the session
-    response = client.get(invite.set_password_path, follow=True)
+    response = client.get(path, follow=True)
     assert response.status_code == 200 and b"Choose a password" in response.content
     form_url = response.redirect_chain[-1][0]
     done = client.post(
@@ -505,7 +517,7 @@ def test_invite_a_labeler_and_set_the_password_once(client, operator) -> None:
     assert done.status_code == 302
     user.refresh_from_db()
     assert user.check_password("a-long-pass-phrase-9")
-    again = client.get(invite.set_password_path, follow=True)
+    again = client.get(path, follow=True)
     assert b"This link has expired" in again.content
 
 

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
 from rest_framework.test import APIClient
 
-from console.roles import Role
+from console.models import PeopleAuditEvent
+from console.roles import Role, user_roles
 from experiments_app.models import BlindTest
 from tests.experiments_app import test_blind_tests as base
 from tests.experiments_app.test_blind_tests import (
@@ -150,17 +154,37 @@ def test_labels_csv_open_close_and_labelers(
     assert operator_api.get(f"{URL}{test.pk}/").json()["assigned_labelers"] == [other.pk]
 
 
-def test_invite_a_labeler(operator_api: APIClient) -> None:
+def test_invite_a_labeler(operator_api: APIClient, operator) -> None:  # type: ignore[no-untyped-def]
+    # the People invite: an audit row and a one-time /invite/ link, under both keys
     response = operator_api.post(
         "/api/v1/labelers/", {"username": "ana", "email": "ana@example.test"}, format="json"
     )
     assert response.status_code == 201
     assert response["Cache-Control"] == "no-store"
-    assert "/set-password/" in response.json()["set_password_url"]
+    body = response.json()
+    assert body["set_password_url"] == body["invite_url"]
+    assert re.fullmatch(r"http://testserver/invite/[A-Za-z0-9_-]+/", body["invite_url"])
+    assert body["expires_at"]
+    user = get_user_model().objects.get(username="ana")
+    assert body["id"] == user.pk and user_roles(user) == {Role.LABELER}
+    assert not user.has_usable_password()
+    event = PeopleAuditEvent.objects.get(target=user)
+    assert (event.actor, event.action) == (operator, "invited")
+    # the link works once, through the console's invite page
+    path = body["invite_url"].removeprefix("http://testserver")
+    password = "a-long-pass-phrase-9"
+    done = Client().post(path, {"new_password1": password, "new_password2": password})
+    assert done.status_code == 302
+    assert get_user_model().objects.get(pk=user.pk).check_password(password)
+    assert Client().get(path).status_code == 410
     dup = operator_api.post(
         "/api/v1/labelers/", {"username": "ana", "email": "x@example.test"}, format="json"
     )
     assert dup.status_code == 400 and dup.json()["errors"][0]["field"] == "username"
+    taken = operator_api.post(
+        "/api/v1/labelers/", {"username": "ana2", "email": "ANA@example.test"}, format="json"
+    )
+    assert taken.status_code == 400 and taken.json()["errors"][0]["field"] == "email"
 
 
 def test_merchants_and_labelers_are_refused(

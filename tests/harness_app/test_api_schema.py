@@ -17,6 +17,10 @@ NULLABLE = [
     ("ApiKeyOutput", "created_by"),
     ("LiveReplyOutput", "harness_version"),
     ("DatasetOutput", "created_by"),
+    ("PersonOutput", "role"),
+    ("PersonOutput", "last_login"),
+    ("AuditEventOutput", "actor_id"),
+    ("AuditEventOutput", "target_id"),
 ]
 
 

@@ -139,6 +139,33 @@ def test_revoked_and_forged_keys_are_refused(published_room, merchant_api):
     assert forged.get(f"/api/v1/live/rooms/{published_room.pk}/harness/").status_code == 401
 
 
+def operator_only_urls(user_id: int, room_id: int) -> list[tuple[str, str]]:
+    """People (console/api/people.py): operators only, whoever's room or person it is."""
+    return [
+        ("get", "/api/v1/people/"),
+        ("post", "/api/v1/people/"),
+        ("get", f"/api/v1/people/{user_id}/"),
+        ("patch", f"/api/v1/people/{user_id}/"),
+        ("post", f"/api/v1/people/{user_id}/invite/"),
+        ("get", "/api/v1/people/audit/"),
+        ("post", f"/api/v1/rooms/{room_id}/owner/"),
+    ]
+
+
+def test_people_api_is_operators_only(published_room, merchant, labeler):
+    room_key, _ = _key(published_room, scopes=("reply", "events"))
+    refused = {
+        "merchant (own room)": (_client_for(merchant), {403}),
+        "labeler": (_client_for(labeler), {403}),
+        "room key": (room_key, {401, 403}),
+        "anonymous": (APIClient(), {401, 403}),
+    }
+    for who, (client, codes) in refused.items():
+        for method, url in operator_only_urls(merchant.pk, published_room.pk):
+            response = getattr(client, method)(url, {}, format="json")
+            assert response.status_code in codes, (who, method, url, response.status_code)
+
+
 def test_api_schema_and_docs_need_a_signed_in_user(operator_api):
     anonymous = APIClient()
     assert anonymous.get("/api/v1/schema/").status_code in (401, 403)
