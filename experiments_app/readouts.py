@@ -33,7 +33,6 @@ from experiments_app.models import (
     ExperimentPhase,
     ExperimentRollup,
     LiveReply,
-    RollupState,
 )
 from experiments_app.services import GUARDRAIL_METRICS, percent
 from experiments_app.stats.readout import (
@@ -201,22 +200,6 @@ class _Sums:
         return sorted({key[1] for key in self.n if key[0] == scope})
 
 
-def rollups_checked_at(experiment: Experiment) -> Any:
-    """When the rollup runner last went over ``experiment``: each run covers every running or
-    stopped experiment and ends by stamping the shared ``RollupState`` with its start time, so
-    that stamp is the last check of any experiment started before it (a run limited to some
-    experiments, ``update_rollups --experiment``, stamps it too). None: no run since the
-    experiment started."""
-    if experiment.started_at is None:
-        return None
-    scanned = (
-        RollupState.objects.filter(name="events")
-        .values_list("exposures_scanned_at", flat=True)
-        .first()
-    )
-    return scanned if scanned is not None and scanned >= experiment.started_at else None
-
-
 def experiment_readout(*, experiment: Experiment, phase: int | None = None) -> Readout:
     """The readout of ``experiment`` (the cohort group of phase ``phase``, default: current)."""
     arms = list(
@@ -233,7 +216,7 @@ def experiment_readout(*, experiment: Experiment, phase: int | None = None) -> R
     )
     rollup = ExperimentRollup.objects.filter(experiment=experiment).first()
     readout.refreshed_at = rollup.refreshed_at if rollup else None
-    readout.checked_at = rollups_checked_at(experiment)
+    readout.checked_at = rollup.checked_at if rollup else None
     if not groups or len(arms) < 2:
         readout.notes.append("No data yet: the experiment has not started.")
         return readout

@@ -262,6 +262,12 @@ def rollups_update(
             status__in=[Experiment.Status.RUNNING, Experiment.Status.STOPPED]
         ).order_by("pk")
         if experiment_ids is not None:
+            # The run folds every new event into UvDay and moves the shared exposure scan
+            # past every new exposure, but refreshes only these experiments: the others
+            # would never see what this run consumed, so they recompute on their next run.
+            ExperimentRollup.objects.filter(experiment__in=experiments).exclude(
+                experiment_id__in=experiment_ids
+            ).update(full_refresh_needed=True)
             experiments = experiments.filter(pk__in=experiment_ids)
         for experiment in experiments:
             rollup, _ = ExperimentRollup.objects.get_or_create(experiment=experiment)
@@ -282,6 +288,7 @@ def rollups_update(
                 raise
             if days:
                 report.experiments[experiment.pk] = days
+            ExperimentRollup.objects.filter(pk=rollup.pk).update(checked_at=now)
         state.exposures_scanned_at = now
         state.save(update_fields=["exposures_scanned_at", "updated_at"])
         for table in SCRATCH_TABLES:

@@ -204,6 +204,8 @@ class ExperimentRollup(models.Model):
     # The capped GMV metric's cap (rollups.gmv_cap), set by each full refresh from the
     # pre-period; None: the experiment does not read capped GMV, or no cap could be set.
     gmv_cap = models.FloatField(null=True, blank=True)
+    # When a rollup run last went over this experiment (whether or not anything changed).
+    checked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["experiment_id"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from harness_app.models import HarnessVersion, Product, Room, RoomApiKey, WebhookSecret
@@ -94,6 +96,7 @@ def _active_endpoints() -> Any:
     return ModelEndpoint.objects.filter(is_active=True)
 
 
+@extend_schema_field(OpenApiTypes.INT)
 class _ActiveEndpointField(serializers.PrimaryKeyRelatedField):  # type: ignore[type-arg]
     default_error_messages = {
         "does_not_exist": "no active model endpoint has id {pk_value}",
@@ -110,7 +113,9 @@ class RoomSettingsInput(serializers.Serializer[Any]):
     reply_deadline_ms = serializers.IntegerField(min_value=100, max_value=60_000, required=False)
     fallback_reply = serializers.CharField(max_length=500, required=False)
     max_comment_chars = serializers.IntegerField(min_value=1, max_value=10_000, required=False)
-    serving_arm = serializers.ChoiceField(choices=["harness", "react"], required=False)
+    serving_arm = serializers.ChoiceField(
+        choices=Room._meta.get_field("serving_arm").choices, required=False
+    )
     reply_endpoint = _ActiveEndpointField(allow_null=True, required=False)
 
     def validate_fallback_reply(self, value: str) -> str:

@@ -13,8 +13,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from experiments_app.models import ExperimentRollup, RollupState
-from experiments_app.readouts import experiment_readout, rollups_checked_at
+from experiments_app.models import ExperimentRollup
+from experiments_app.readouts import experiment_readout
 from experiments_app.rollups import rollups_update
 from experiments_app.traffic_simulation import simulate_traffic
 from tests.experiments_app.conftest import endpoint, make_experiment  # noqa: F401
@@ -55,12 +55,29 @@ def test_a_run_with_nothing_new_moves_last_checked_only(
 
 
 def test_no_check_since_the_start_is_said(published_room: Any, make_experiment: Any) -> None:
+    # a run before this experiment started does not count as a check of it
+    rollups_update()
     experiment = make_experiment([published_room])
-    # the last run was before this experiment started
-    RollupState.objects.update_or_create(
-        name="events",
-        defaults={"exposures_scanned_at": experiment.started_at - timedelta(minutes=5)},
-    )
-    assert rollups_checked_at(experiment) is None
+    assert experiment_readout(experiment=experiment).checked_at is None
     draft = make_experiment([published_room], start=False, name="draft")
-    assert rollups_checked_at(draft) is None
+    assert experiment_readout(experiment=draft).checked_at is None
+
+
+def test_a_run_limited_to_one_experiment_checks_only_that_one(
+    published_room: Any, make_experiment: Any
+) -> None:
+    # given two running experiments (disjoint halves of the room's layer), rolled up once
+    first = make_experiment([published_room], layer_end=5000)
+    second = make_experiment([published_room], name="second", layer_start=5000)
+    rollups_update()
+    before = ExperimentRollup.objects.get(experiment=second).checked_at
+    # when a run is limited to the first (update_rollups --experiment)
+    later = timezone.now() + timedelta(minutes=10)
+    rollups_update(experiment_ids=[first.pk], now=later)
+    # then only the first was checked, and the second, which did not see the events and
+    # exposures that run consumed, recomputes on its next run
+    assert ExperimentRollup.objects.get(experiment=first).checked_at == later
+    rollup = ExperimentRollup.objects.get(experiment=second)
+    assert rollup.checked_at == before and rollup.full_refresh_needed
+    report = rollups_update(now=later + timedelta(minutes=1))
+    assert second.pk in report.full_refresh and first.pk not in report.full_refresh
