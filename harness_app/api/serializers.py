@@ -114,7 +114,7 @@ class RoomSettingsInput(serializers.Serializer[Any]):
     fallback_reply = serializers.CharField(max_length=500, required=False)
     max_comment_chars = serializers.IntegerField(min_value=1, max_value=10_000, required=False)
     serving_arm = serializers.ChoiceField(
-        choices=Room._meta.get_field("serving_arm").choices, required=False
+        choices=list(Room._meta.get_field("serving_arm").choices or ()), required=False
     )
     reply_endpoint = _ActiveEndpointField(allow_null=True, required=False)
 
