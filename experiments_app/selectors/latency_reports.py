@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.http import Http404
 
-from console.roles import is_operator
-from experiments_app.models import ExperimentArm, LatencyReport
+from experiments_app.models import LatencyReport
+from experiments_app.selectors.room_endpoints import endpoints_usable
 from harness_app.models import Room
 from training_app.models import ModelEndpoint
 
@@ -36,18 +36,12 @@ def latency_report_get(*, room: Room, report_id: int) -> LatencyReport:
 
 
 def latency_replay_endpoints(*, room: Room, user: Any) -> QuerySet[ModelEndpoint]:
-    """The active endpoints ``user`` may replay ``room`` against: any for an operator (or the
-    shell, ``user`` None); for the room's merchant the ones the room replies through (its
-    reply endpoint, else the console default) and those of its experiments' arms."""
-    active = ModelEndpoint.objects.filter(is_active=True).order_by("name")
-    if user is None or is_operator(user):
-        return active
-    if room.reply_endpoint_id is not None:
-        own = Q(pk=room.reply_endpoint_id)
-    else:
-        own = Q(name=settings.HAT_DEFAULT_ENDPOINT)
-    arms = ExperimentArm.objects.filter(experiment__rooms=room).values("endpoint_id")
-    return active.filter(own | Q(pk__in=arms))
+    """The active endpoints ``user`` may replay ``room`` against: those they may pick for
+    the room anywhere (``room_endpoints.endpoints_usable``); any for the shell (``user``
+    None)."""
+    if user is None:
+        return ModelEndpoint.objects.filter(is_active=True).order_by("name")
+    return endpoints_usable(room=room, user=user)
 
 
 def latency_replay_default_endpoint_id(room: Room) -> int | None:

@@ -4,7 +4,7 @@ Operators: every active endpoint. A room's merchant: only the active endpoints t
 already runs on: the one its replies go through (its reply endpoint, else the console
 default ``HAT_DEFAULT_ENDPOINT``) and those pinned by the arms of experiments that include
 the room. Every other endpoint (an operator's internal or broken server, another tenant's
-experiment) stays out of a merchant's pages. The latency replay form applies the same rule
+experiment) stays out of a merchant's pages. The latency replay form calls this rule
 (``latency_reports.latency_replay_endpoints``).
 """
 
