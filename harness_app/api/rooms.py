@@ -83,7 +83,7 @@ class RoomSettingsApi(GenericAPIView):  # type: ignore[type-arg]
     @extend_schema(request=RoomSettingsInput, responses=RoomSettingsOutput)
     def patch(self, request: Request, room_id: int) -> Response:
         room = selectors.room_get(user=request.user, room_id=room_id)
-        data = RoomSettingsInput(data=request.data)
+        data = RoomSettingsInput(data=request.data, context={"room": room, "user": request.user})
         data.is_valid(raise_exception=True)
         room = services.room_update(room=room, **data.validated_data)
         return Response(RoomSettingsOutput(room).data)

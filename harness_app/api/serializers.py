@@ -90,21 +90,21 @@ class RoomSettingsOutput(serializers.ModelSerializer[Room]):
         ]
 
 
-def _active_endpoints() -> Any:
-    from training_app.models import ModelEndpoint  # the serving side owns endpoints
-
-    return ModelEndpoint.objects.filter(is_active=True)
-
-
 @extend_schema_field(OpenApiTypes.INT)
-class _ActiveEndpointField(serializers.PrimaryKeyRelatedField):  # type: ignore[type-arg]
+class _UsableEndpointField(serializers.PrimaryKeyRelatedField):  # type: ignore[type-arg]
+    """An endpoint the caller may pick for the room (context ``room`` and ``user``): the
+    console's rule, ``experiments_app.selectors.room_endpoints.endpoints_usable`` (operators:
+    any active one; the room's merchant: those the room already runs on)."""
+
     default_error_messages = {
-        "does_not_exist": "no active model endpoint has id {pk_value}",
+        "does_not_exist": "no model endpoint this room may use has id {pk_value}",
         "incorrect_type": "an endpoint id (integer), or null for the default endpoint",
     }
 
     def get_queryset(self) -> Any:
-        return _active_endpoints()
+        from experiments_app.selectors.room_endpoints import endpoints_usable
+
+        return endpoints_usable(room=self.context["room"], user=self.context["user"])
 
 
 class RoomSettingsInput(serializers.Serializer[Any]):
@@ -116,7 +116,7 @@ class RoomSettingsInput(serializers.Serializer[Any]):
     serving_arm = serializers.ChoiceField(
         choices=list(Room._meta.get_field("serving_arm").choices or ()), required=False
     )
-    reply_endpoint = _ActiveEndpointField(allow_null=True, required=False)
+    reply_endpoint = _UsableEndpointField(allow_null=True, required=False)
 
     def validate_fallback_reply(self, value: str) -> str:
         text = value.strip()

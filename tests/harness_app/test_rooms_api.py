@@ -127,7 +127,10 @@ def test_an_inactive_endpoint_is_refused(operator_api: APIClient, room: Room) ->
     )
     assert response.status_code == 400
     assert response.json()["errors"] == [
-        {"field": "reply_endpoint", "message": f"no active model endpoint has id {retired.pk}"}
+        {
+            "field": "reply_endpoint",
+            "message": f"no model endpoint this room may use has id {retired.pk}",
+        }
     ]
 
 
@@ -146,3 +149,23 @@ def test_settings_need_a_signed_in_console_user(room: Room) -> None:
     url = f"/api/v1/rooms/{room.pk}/settings/"
     assert APIClient().get(url).status_code == 401
     assert APIClient().patch(url, {"reply_deadline_ms": 1000}, format="json").status_code == 401
+
+
+def test_a_merchant_may_pick_only_the_endpoints_their_room_runs_on(
+    merchant_api: APIClient, room: Room
+) -> None:
+    # the console's rule (room_endpoints.endpoints_usable), not any active endpoint
+    from training_app.models import ModelEndpoint
+
+    internal = ModelEndpoint.objects.create(
+        name="dead-vllm", base_url="http://127.0.0.1:9", model_name="m"
+    )
+    url = f"/api/v1/rooms/{room.pk}/settings/"
+    response = merchant_api.patch(url, {"reply_endpoint": internal.pk}, format="json")
+    assert response.status_code == 400
+    assert [e["field"] for e in response.json()["errors"]] == ["reply_endpoint"]
+    room.refresh_from_db()
+    assert room.reply_endpoint_id is None
+    # the other settings are theirs to change
+    response = merchant_api.patch(url, {"reply_deadline_ms": 9000}, format="json")
+    assert response.status_code == 200 and response.json()["reply_deadline_ms"] == 9000
