@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/hat
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: run setup migrate seed test test-fast lint format bench services clean
+.PHONY: run setup migrate seed test test-fast lint format bench study services clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+ or run 'make PYTHON=python3.12 ...'"; exit 1; }
@@ -60,6 +60,11 @@ format: setup
 bench: setup
 	@bash scripts/ensure_test_services.sh
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(BIN)/python -m bench
+
+## The HAT study (docs/RESULTS.md) in the background; run again to resume. SCALE=cpu|full|smoke
+SCALE ?= cpu
+study: setup
+	bash scripts/hat_study.sh $(SCALE)
 
 clean:
 	rm -rf var/ .pytest_cache .mypy_cache .ruff_cache

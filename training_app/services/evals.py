@@ -31,6 +31,7 @@ from harness_app.hsa.bfcl_data import CATEGORIES as BFCL_CATEGORIES
 from harness_app.hsa.bfcl_data import load_category
 from harness_app.models import HarnessVersion
 from harness_app.selectors import room_catalog_snapshot
+from inference.agents.model_port import ChatModel, ModelCallFailed
 from inference.agents.openai_model import OpenAIChatModel
 from inference.clients.openai_compatible import (
     ClientConfig,
@@ -38,6 +39,7 @@ from inference.clients.openai_compatible import (
     OpenAICompatibleClient,
 )
 from training_app.evals import ifeval
+from training_app.evals.batched_local_model import BatchedLocalChatModel
 from training_app.evals.bfcl import score_result
 from training_app.evals.bfcl.prompting import prompting_messages
 from training_app.evals.eval_stats import bootstrap_mean
@@ -68,6 +70,7 @@ IFEVAL_MIN_TOKENS = 256  # length instructions must not fail by truncation
 BFCL_MAX_TOKENS = 512
 MAX_REPORTED_PROBLEMS = 20
 IFEVAL_LOCAL_CHUNK = 32  # prompts per in-process generate call: progress and cancel points
+LOCAL_DEADLINE_S = 3600.0  # a QA item's deadline on a local checkpoint (batched, no network)
 CANCEL_POLL_S = 0.25  # how often a run reads its cancel flag
 
 # The source files whose digest is a run's scorer version: a changed rule changes it.
@@ -222,10 +225,24 @@ def eval_set_bfcl(
     categories: Sequence[str],
     per_category: int | None = None,
     name: str = "",
+    augmentation: str = "",
+    seed: int = 0,
     created_by: Any = None,
 ) -> EvalSet:
     """BFCL v4 single-turn cases of ``categories`` from the shipped data (every case, or
-    ``per_category`` of each at an even stride), stored once per content."""
+    ``per_category`` of each at an even stride), stored once per content. ``augmentation``
+    names an HSA BFCL policy (``bfcl-tool-schemas-heldout`` for evaluation): each case is
+    replaced by its augmented record (renamed functions and parameters, distractors, the
+    ground truth rewritten; ``harness_app.hsa.bfcl_augment``), one the augmentation refused
+    is left out, and each record keeps ``source_id`` so a run on it pairs with a run on the
+    original cases."""
+    from harness_app.hsa.bfcl_augment import augment_bfcl
+    from harness_app.hsa.policy import POLICIES
+
+    policy = POLICIES.get(augmentation) if augmentation else None
+    if augmentation and (policy is None or policy.name_format != "python"):
+        choices = ", ".join(n for n, p in POLICIES.items() if p.name_format == "python")
+        raise EvalSetError(f"augmentation must be one of {choices}; got {augmentation!r}")
     unknown = [c for c in categories if c not in BFCL_CATEGORIES]
     if not categories or unknown:
         raise EvalSetError(
@@ -238,6 +255,10 @@ def eval_set_bfcl(
     lines = []
     for category in dict.fromkeys(categories):
         cases, answers = load_category(category)
+        augmented: dict[str, dict[str, Any]] = {}
+        if policy is not None:
+            records, _report = augment_bfcl(category, seed=seed, policy=policy)
+            augmented = {r["source_id"]: r for r in records if r["valid"]}
         if per_category is not None and per_category < len(cases):
             stride = len(cases) / per_category
             cases = [cases[int(i * stride)] for i in range(per_category)]
@@ -251,13 +272,29 @@ def eval_set_bfcl(
                 "function": case["function"],
                 "ground_truth": truth,
             }
+            if policy is not None:
+                if case_id not in augmented:
+                    continue  # refused by the augmentation (its report says why)
+                made = augmented[case_id]
+                record = {
+                    "id": made["id"],
+                    "source_id": case_id,
+                    "category": category,
+                    "question": made["question"],
+                    "function": made["function"],
+                    "ground_truth": made["ground_truth"],
+                }
             lines.append(json.dumps(record, sort_keys=True, ensure_ascii=False))
+    if not lines:
+        raise EvalSetError("the augmentation refused every case of these categories")
     data = ("\n".join(lines) + "\n").encode("utf-8")
     digest = "sha256:" + hashlib.sha256(data).hexdigest()
     existing = EvalSet.objects.filter(kind=EvalSet.Kind.BFCL, content_hash=digest).first()
     if existing is not None:
         return existing
     label = ", ".join(dict.fromkeys(categories))
+    if policy is not None:
+        label += f" ({policy.name}, seed {seed})"
     eval_set = EvalSet(
         name=(name or f"BFCL {label}")[:200],
         kind=EvalSet.Kind.BFCL,
@@ -267,6 +304,7 @@ def eval_set_bfcl(
             "origin": "BFCL v4 (bfcl-eval 2026.3.23 data, Apache-2.0)",
             "categories": list(dict.fromkeys(categories)),
             "per_category": per_category,
+            **({"augmentation": policy.name, "seed": seed} if policy is not None else {}),
         },
         created_by=created_by,
     )
@@ -310,17 +348,10 @@ def eval_run_create(
         raise EvalRunError("model_label", "name the model (the score table's row)")
     if (endpoint is None) == (not local_model_dir):
         raise EvalRunError("endpoint", "choose either a model endpoint or a local checkpoint")
-    if local_model_dir:
-        if eval_set.kind != EvalSet.Kind.IFEVAL:
-            raise EvalRunError(
-                "local_model_dir",
-                "only IFEval generates from a local checkpoint; QA and BFCL sets run through an "
-                "endpoint (serve the checkpoint with manage.py serve_run and pick its endpoint)",
-            )
-        if not (Path(local_model_dir) / "config.json").is_file():
-            raise EvalRunError(
-                "local_model_dir", f"{local_model_dir} is not a checkpoint (no config.json)"
-            )
+    if local_model_dir and not (Path(local_model_dir) / "config.json").is_file():
+        raise EvalRunError(
+            "local_model_dir", f"{local_model_dir} is not a checkpoint (no config.json)"
+        )
     if endpoint is not None and not endpoint.is_active:
         raise EvalRunError("endpoint", f"endpoint {endpoint.name} is not active")
     if item_limit is not None and item_limit < 1:
@@ -344,11 +375,13 @@ def eval_run_create(
         raise EvalRunError("max_concurrency", "max_concurrency must be between 1 and 64")
     if eval_set.is_qa:
         tokens = QA_MAX_TOKENS if max_tokens is None else max_tokens
-        assert endpoint is not None
+        native = endpoint is not None and endpoint.tool_mode == ModelEndpoint.ToolMode.NATIVE
         try:
             generation = QARunConfig(
-                tool_mode="text" if endpoint.tool_mode == ModelEndpoint.ToolMode.TEXT else "native",
+                tool_mode="native" if native else "text",
                 max_tokens=tokens,
+                # in process there is no network to wait on; a call's time is its batch's
+                deadline_s=QARunConfig.deadline_s if endpoint is not None else LOCAL_DEADLINE_S,
             ).to_dict()
         except QARunError as exc:
             raise EvalRunError("max_tokens", str(exc)) from None
@@ -365,7 +398,11 @@ def eval_run_create(
                 f"IFEval needs max_tokens >= {IFEVAL_MIN_TOKENS}, so length instructions are "
                 "not failed by truncation",
             )
-        generation = GenerationSettings(max_new_tokens=min(tokens, 8192)).record()
+        generation = GenerationSettings(
+            max_new_tokens=min(tokens, 8192),
+            # in process, max_concurrency is the batch (an endpoint keeps the default)
+            batch_size=concurrency if local_model_dir else GenerationSettings.batch_size,
+        ).record()
     total = min(eval_set.items, item_limit) if item_limit else eval_set.items
     run = EvalRun.objects.create(
         eval_set=eval_set,
@@ -488,8 +525,17 @@ def ifeval_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _local_chat_model(run: EvalRun) -> BatchedLocalChatModel:
+    """The run's local checkpoint, generating the calls of its concurrent items as one batch
+    (``max_concurrency`` is the batch size)."""
+    from training_app.evals.batched_local_model import BatchedLocalChatModel
+
+    return BatchedLocalChatModel(
+        run.local_model_dir, name=run.model_label, max_batch=run.max_concurrency
+    )
+
+
 def _execute_qa(run: EvalRun) -> bool:
-    assert run.endpoint is not None
     qa_set = run_qa_document(run)
     items = qa_set.items
     if run.progress_total != len(items):  # a variant set may skip an item it cannot vary
@@ -499,9 +545,14 @@ def _execute_qa(run: EvalRun) -> bool:
     position = {item.id: index for index, item in enumerate(items)}
     todo = [item.id for item in items if item.id not in done_ids]
     config = QARunConfig(**run.generation)
-    model = OpenAIChatModel(
-        eval_client(run.endpoint, deadline_s=config.deadline_s), run.endpoint.name
-    )
+    model: ChatModel
+    if run.local_model_dir:
+        model = _local_chat_model(run)
+    else:
+        assert run.endpoint is not None
+        model = OpenAIChatModel(
+            eval_client(run.endpoint, deadline_s=config.deadline_s), run.endpoint.name
+        )
     question_types = {item.id: item.question_type for item in items}
     writer = _ResultWriter(run)
 
@@ -536,6 +587,8 @@ def _execute_qa(run: EvalRun) -> bool:
         writer.flush()
         if judge is not None:
             judge.store(run.pk)
+        if isinstance(model, BatchedLocalChatModel):
+            model.close()
     return outcome.cancelled
 
 
@@ -596,26 +649,32 @@ def _execute_ifeval(run: EvalRun) -> bool:
 
 
 def _execute_bfcl(run: EvalRun) -> bool:
-    assert run.endpoint is not None
     with run.eval_set.file.open("rb") as handle:
         cases = [json.loads(line) for line in handle.read().decode("utf-8").splitlines() if line]
     if run.item_limit:
         cases = cases[: run.item_limit]
     done_ids = set(run.item_results.values_list("item_id", flat=True))
     todo = [(i, c) for i, c in enumerate(cases) if c["id"] not in done_ids]
-    client = eval_client(run.endpoint, deadline_s=run.endpoint.timeout_s)
     max_tokens = int(run.generation["max_tokens"])
     writer = _ResultWriter(run)
     cancel = _CancelPoll(run.pk)
+    local = _local_chat_model(run) if run.local_model_dir else None
+    client = None
+    if local is None:
+        assert run.endpoint is not None
+        client = eval_client(run.endpoint, deadline_s=run.endpoint.timeout_s)
 
     def answer(case: Mapping[str, Any]) -> tuple[str, str]:
+        messages = prompting_messages(case["question"][0], case["function"])
         try:
-            result = client.chat(
-                prompting_messages(case["question"][0], case["function"]),
-                max_tokens=max_tokens,
-                temperature=0.0,
-            )
-        except ModelCallError as exc:
+            if local is not None:
+                reply = local.complete(
+                    messages, tools=None, max_tokens=max_tokens, temperature=0.0, timeout_s=0
+                )
+                return reply.content, ""
+            assert client is not None
+            result = client.chat(messages, max_tokens=max_tokens, temperature=0.0)
+        except (ModelCallError, ModelCallFailed) as exc:
             return "", f"{type(exc).__name__}: {exc}"[:200]
         return result.content, ""
 
@@ -633,7 +692,8 @@ def _execute_bfcl(run: EvalRun) -> bool:
                     writer.add(
                         position=index,
                         item_id=case["id"],
-                        base_id=case["id"],
+                        # an augmented case pairs with the original it was made from
+                        base_id=case.get("source_id") or case["id"],
                         question_type=case["category"],
                         passed=verdict.valid,
                         infrastructure_error=error,
@@ -650,6 +710,8 @@ def _execute_bfcl(run: EvalRun) -> bool:
                     )
     finally:
         writer.flush()
+        if local is not None:
+            local.close()
     return False
 
 
