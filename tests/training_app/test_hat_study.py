@@ -72,7 +72,8 @@ def test_the_committed_configs_validate_and_differ_only_where_the_study_says(
     assert fixed["hsa_policy"] == "" and hsa["hsa_policy"] == hat["hsa_policy"] == "hsa-train"
     assert fixed["params"]["hsa_sft"] == hsa["params"]["hsa_sft"] == hat["params"]["hsa_sft"]
     assert hat["stages"] == ["hsa_sft", "opd", "hsa_rl"]
-    smoke = hat_study.study_config(hat_study.MODELS[3], versions, hat_study.SCALES["smoke"])
+    hat_model = next(m for m in hat_study.MODELS if m.key == "hat")
+    smoke = hat_study.study_config(hat_model, versions, hat_study.SCALES["smoke"])
     assert smoke["params"]["hsa_sft"]["max_steps"] == 1 and smoke["params"]["opd"]["steps"] == 1
     run = runs.run_create(config=smoke, created_by=None, start=False)
     assert run.status == TrainingRun.Status.DRAFT and run.stage_runs.count() == 3

@@ -45,6 +45,7 @@ from training_app.evals.study_analysis import (
     score_row,
     study_comparisons,
 )
+from training_app.evals.study_report import results_markdown
 from training_app.models import (
     EvalRun,
     EvalSet,
@@ -135,11 +136,13 @@ class StudyModel:
     config: str  # a file under runs/ ("" for the base model)
 
 
+# In the order they run: the central comparison (Fixed-Harness SFT vs HAT) first, so a
+# study cut short still has it.
 MODELS: tuple[StudyModel, ...] = (
     StudyModel("base", "Base", ""),
     StudyModel("fixed_sft", "Fixed-Harness SFT", "fixed_sft.yaml"),
-    StudyModel("hsa_sft", "HSA-SFT", "hsa_sft.yaml"),
     StudyModel("hat", "HAT", "hat.yaml"),
+    StudyModel("hsa_sft", "HSA-SFT", "hsa_sft.yaml"),
 )
 
 
@@ -165,6 +168,7 @@ def study_run(
         sets = state.step("eval_sets", echo, lambda: study_eval_sets(versions, scale))
         model_dirs: dict[str, str] = {"base": str(_base_model_dir())}
         trained: dict[str, TrainingRun] = {}
+        eval_runs: dict[str, dict[str, int]] = {}
         for model in MODELS:
             if model.config:
                 run = state.step(
@@ -174,19 +178,20 @@ def study_run(
                 if final is None:
                     raise StudyError(f"training run {run.pk} ({run.name}) has no final model")
                 model_dirs[model.key], trained[model.key] = str(final), run
-            state.step(
+            eval_runs[model.key] = state.step(
                 f"eval:{model.key}",
                 echo,
                 partial(study_evaluate, model, model_dirs[model.key], sets, scale, echo),
             )
-        results = study_results(sets, scale, state)
+        results = study_results(sets, scale, eval_runs, trained)
         if latency:
             results["latency"] = state.step(
                 "latency", echo, partial(study_latency, trained["hat"], scale, echo)
             )
         results["wall_s"] = state.walls()
         (out / "results.json").write_text(json.dumps(results, indent=2, default=str), "utf-8")
-        echo(f"results: {out / 'results.json'}")
+        (out / "results.md").write_text(results_markdown(results), "utf-8")
+        echo(f"results: {out / 'results.json'}, {out / 'results.md'}")
         return results
 
 
@@ -422,37 +427,87 @@ def model_scores(label: str, eval_runs: dict[str, int]) -> ModelScores:
     return scores
 
 
-def study_results(sets: StudySets, scale: StudyScale, state: _State) -> dict[str, Any]:
+def study_results(
+    sets: StudySets,
+    scale: StudyScale,
+    eval_runs: dict[str, dict[str, int]],
+    trained: dict[str, TrainingRun],
+) -> dict[str, Any]:
+    """Every number the report gives, for the models in ``eval_runs`` (model key -> its eval
+    runs by plan key)."""
     models: dict[str, ModelScores] = {}
     infrastructure: dict[str, int] = {}
-    for model in MODELS:
-        eval_runs = state.value(f"eval:{model.key}")
-        models[model.key] = model_scores(model_label(model, scale), eval_runs)
-        infrastructure[model.key] = sum(
+    by_key = {m.key: m for m in MODELS}
+    for key, model_runs in eval_runs.items():
+        models[key] = model_scores(model_label(by_key[key], scale), model_runs)
+        infrastructure[key] = sum(
             EvalRun.objects.get(pk=pk).item_results.exclude(infrastructure_error="").count()
-            for pk in eval_runs.values()
+            for pk in model_runs.values()
         )
     rows = {key: asdict(score_row(scores)) for key, scores in models.items()}
     comparisons = study_comparisons(models, base="base", fixed="fixed_sft", hat="hat")
     return {
         "scale": asdict(scale),
         "machine": {"cpus": os.cpu_count(), "torch_threads": _torch_threads()},
+        "labels": {key: model_label(by_key[key], scale) for key in models},
         "sets": {
             "qa": {k: {"id": s.pk, "items": s.items} for k, s in sets.qa.items()},
             "ifeval": {"id": sets.ifeval.pk, "prompts": scale.ifeval_prompts},
             "bfcl": {"id": sets.bfcl.pk, "items": sets.bfcl.items},
             "bfcl_augmented": {"id": sets.bfcl_augmented.pk, "items": sets.bfcl_augmented.items},
         },
-        "eval_runs": {m.key: state.value(f"eval:{m.key}") for m in MODELS},
-        "training_runs": {m.key: state.value(f"train:{m.key}").pk for m in MODELS if m.config},
+        "eval_runs": eval_runs,
+        "training_runs": {key: run.pk for key, run in trained.items()},
         "infrastructure_errors": infrastructure,
         "scores": rows,
         "comparisons": [c.to_dict() for c in comparisons],
-        "curves": training_curves([state.value(f"train:{m.key}") for m in MODELS if m.config]),
-        "configs": {
-            m.key: runs_config_yaml(state.value(f"train:{m.key}")) for m in MODELS if m.config
-        },
+        "curves": training_curves(list(trained.values())),
+        "configs": {key: runs_config_yaml(run) for key, run in trained.items()},
     }
+
+
+def study_report(*, scale: StudyScale, out: Path) -> dict[str, Any]:
+    """The results of the models whose eval runs have all succeeded so far, without running
+    anything (a study in progress, or one cut short); written to ``<out>/results.json``."""
+    versions = study_rooms()
+    sets = study_eval_sets(versions, scale)
+    eval_runs: dict[str, dict[str, int]] = {}
+    trained: dict[str, TrainingRun] = {}
+    for model in MODELS:
+        if model.config:
+            name = study_config(model, versions, scale)["name"]
+            run = TrainingRun.objects.filter(name=name, status=TrainingRun.Status.SUCCEEDED)
+            found_run = run.order_by("-pk").first()
+            if found_run is None:
+                continue
+            trained[model.key] = found_run
+        found = {
+            spec["key"]: _finished_eval_run(model_label(model, scale), spec)
+            for spec in study_eval_plan(sets, scale)
+        }
+        if all(found.values()):
+            eval_runs[model.key] = {k: v for k, v in found.items() if v is not None}
+    results = study_results(sets, scale, eval_runs, trained)
+    state = _State(out / "state.json")
+    results["wall_s"] = state.walls()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=2, default=str), "utf-8")
+    return results
+
+
+def _finished_eval_run(label: str, spec: dict[str, Any]) -> int | None:
+    run = (
+        EvalRun.objects.filter(
+            model_label=label,
+            eval_set=spec["eval_set"],
+            variant_set=spec.get("variant_set", ""),
+            item_limit=spec.get("item_limit"),
+            status=EvalRun.Status.SUCCEEDED,
+        )
+        .order_by("-pk")
+        .first()
+    )
+    return run.pk if run is not None else None
 
 
 def runs_config_yaml(run: TrainingRun) -> str:
@@ -605,9 +660,6 @@ class _State:
         self.path.write_text(json.dumps(self.data, indent=2), "utf-8")
         echo(f"{time.strftime('%H:%M:%S')} {name} done ({wall:.0f} s)")
         return value
-
-    def value(self, name: str) -> Any:
-        return self.values[name]
 
     def walls(self) -> dict[str, float]:
         return {name: entry["wall_s"] for name, entry in self.data.items()}

@@ -85,3 +85,26 @@ def test_the_study_makes_every_comparison_the_issue_asks_for() -> None:
     assert names[0] == "live_to_variant_drop"
     assert names.count("t1_minus_t2") == 3
     assert names.count("ifeval") == 2 and names.count("error_reduction") == 2
+
+
+def test_the_markdown_report_shows_every_model_and_marks_effects() -> None:
+    from dataclasses import asdict
+
+    from training_app.evals.study_report import results_markdown
+
+    none = _model("none", [0] * 8, [0] * 8, [0] * 8)
+    models = {"base": none, "fixed_sft": FIXED, "hat": HAT}
+    comparisons = study_comparisons(models, base="base", fixed="fixed_sft", hat="hat")
+    results = {
+        "scale": {"name": "test"},
+        "labels": {"base": "Base", "fixed_sft": "Fixed-Harness SFT", "hat": "HAT"},
+        "scores": {k: asdict(score_row(m)) for k, m in models.items()},
+        "comparisons": [c.to_dict() for c in comparisons],
+        "wall_s": {"eval:base": 12.0},
+    }
+    text = results_markdown(results)
+    assert "| HAT | 100.0 [100.0, 100.0] |" in text  # Live-Stream QA of HAT, all 8 pass
+    assert "| Fixed-Harness SFT | 87.5 [" in text
+    live = [line for line in text.splitlines() if line.startswith("| Live-Stream QA, B minus A")]
+    assert len(live) == 2 and all(line.endswith("| **yes** |") for line in live)
+    assert "(no latency replay in these results)" in text

@@ -14,7 +14,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from training_app.services.hat_study import SCALES, StudyError, study_run
+from training_app.evals.study_report import results_markdown
+from training_app.services.hat_study import SCALES, StudyError, study_report, study_run
 
 
 class Command(BaseCommand):
@@ -26,10 +27,20 @@ class Command(BaseCommand):
         parser.add_argument(
             "--no-latency", action="store_true", help="skip serving the HAT and base models"
         )
+        parser.add_argument(
+            "--report",
+            action="store_true",
+            help="run nothing: write results.json and results.md from the runs finished so far",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         scale = SCALES[options["scale"]]
         out = options["out"] or Path(settings.BASE_DIR) / "var" / "hat_study" / scale.name
+        if options["report"]:
+            results = study_report(scale=scale, out=out)
+            (out / "results.md").write_text(results_markdown(results), "utf-8")
+            self.stdout.write(f"report of {', '.join(results['scores'])}: {out / 'results.md'}")
+            return
         try:
             study_run(
                 scale=scale,
