@@ -12,6 +12,7 @@ import pytest
 from bench.gold_model import WRONG_ANSWER, GoldModelServer
 from training_app.evals import ifeval
 from training_app.evals.qa_set_document import dumps_qa_set, loads_qa_set
+from training_app.evals.score_table import ScoreTableError
 from training_app.models import EvalRun, EvalSet, ModelEndpoint
 from training_app.selectors import evals as eval_selectors
 from training_app.services import evals
@@ -353,6 +354,92 @@ def test_the_score_table_and_paired_comparison_from_stored_runs(
         eval_selectors.eval_runs_compare(
             run_a=runs["Base", "harness_variant_t1"], run_b=runs["HAT", "live_stream_qa"]
         )
+
+
+def _second_compact_room(other_room, operator):  # type: ignore[no-untyped-def]
+    """Room B with the same catalog and compact harness as Room A: its sets' item ids
+    collide with Room A's, which is what pooling must keep apart."""
+    from harness_app import services
+    from harness_app.harness.serialization import harness_from_yaml
+    from tests.conftest import ROOT
+
+    demo = ROOT / "harness_app" / "demo_data"
+    services.products_import(room=other_room, data=(demo / "products.csv").read_bytes(), fmt="csv")
+    version = services.harness_version_create(
+        harness=other_room.harness,
+        content=harness_from_yaml((demo / "compact_harness.yaml").read_text("utf-8")),
+        base_version=None,
+        author=operator,
+        message="compact v1",
+    )
+    services.harness_version_publish(version=version)
+    return version
+
+
+def test_the_score_table_pools_one_models_runs_over_rooms(
+    compact_room, other_room, operator, run_eval_calls
+) -> None:
+    # given two rooms (same catalog and harness, so colliding item ids), each with its
+    # Live-Stream, T1 and T2 sets, and Base failing every second T1 item in room B only
+    versions = {"A": compact_room.harness.published_version}
+    versions["B"] = _second_compact_room(other_room, operator)
+    sets = {
+        (room, variant): evals.eval_set_build_qa(
+            harness_version=version, name=f"{room} {variant}", variant_set=variant, per_type=1
+        )
+        for room, version in versions.items()
+        for variant in ("", "t1", "t2")
+    }
+    wrong_b_t1 = {i.id for n, i in enumerate(_items(sets["B", "t1"]).items) if n % 2 == 0}
+    runs: list[EvalRun] = []
+    for model in ("Base", "HAT"):
+        for (room, variant), eval_set in sets.items():
+            wrong = wrong_b_t1 if (model, room, variant) == ("Base", "B", "t1") else set()
+            with GoldModelServer(_items(eval_set).items, wrong_items=wrong) as server:
+                endpoint = _endpoint(server.base_url, name=f"{model}-{eval_set.pk}")
+                run = evals.eval_run_create(eval_set=eval_set, model_label=model, endpoint=endpoint)
+                evals.eval_run_execute(run.pk)
+            runs.append(run)
+    # when the table is built from all twelve runs
+    report = eval_selectors.score_report(runs, b=300)
+    # then each cell pools both rooms' items (none lost to the colliding ids) ...
+    n_live = sets["A", ""].items + sets["B", ""].items
+    n_t1 = sets["A", "t1"].items + sets["B", "t1"].items
+    base = report.table.row("Base")
+    assert base.cells["live_stream_qa"].n == n_live
+    assert base.cells["live_stream_qa"].estimate == pytest.approx(100.0)
+    assert base.cells["harness_variant_t1"].n == n_t1
+    assert base.cells["harness_variant_t1"].estimate == pytest.approx(
+        100 * (n_t1 - len(wrong_b_t1)) / n_t1
+    )
+    assert report.table.row("HAT").cells["harness_variant_qa"].estimate == pytest.approx(100.0)
+    # ... and each room's variants pair with that room's Live-Stream items
+    held = {h.model: h for h in report.held_out}
+    assert report.problems == ()
+    assert held["Base"].errors.total == len(wrong_b_t1) and held["HAT"].errors.total == 0
+    # two runs of one model on the same set are still refused, naming both
+    first = runs[6]  # HAT on room A's Live-Stream set
+    with GoldModelServer(_items(first.eval_set).items) as server:
+        again = evals.eval_run_create(
+            eval_set=first.eval_set, model_label="HAT", endpoint=_endpoint(server.base_url, "again")
+        )
+        evals.eval_run_execute(again.pk)
+    with pytest.raises(ScoreTableError, match=rf"#{first.pk} and #{again.pk}"):
+        eval_selectors.score_report([*runs, again], b=100)
+
+
+def test_a_runs_column_follows_its_variant_and_a_held_out_bfcl_set(qa_set, run_eval_calls) -> None:
+    endpoint = _endpoint("http://127.0.0.1:9/v1")
+    live = evals.eval_run_create(eval_set=qa_set, model_label="m", endpoint=endpoint)
+    t2 = evals.eval_run_create(
+        eval_set=qa_set, model_label="m", endpoint=endpoint, variant_set="t2"
+    )
+    assert (live.benchmark, t2.benchmark) == ("live_stream_qa", "harness_variant_t2")
+    original = evals.eval_set_bfcl(categories=["live_simple"], per_category=4)
+    held_out = evals.eval_set_bfcl(
+        categories=["live_simple"], per_category=4, augmentation="bfcl-tool-schemas-heldout"
+    )
+    assert (original.benchmark, held_out.benchmark) == ("bfcl", "bfcl_heldout")
 
 
 def _call_string(truth: list[dict[str, Any]]) -> str:

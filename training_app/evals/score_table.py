@@ -11,6 +11,7 @@ Rows are models (Base, Fixed-Harness SFT, HAT, a reference model, ...); columns,
 | ``t1_t2_gap`` | T1/T2 gap | \\|T1 - T2\\| (interval and p-value of T1 - T2, paired by base item) |
 | ``ifeval_prompt`` | IFEval prompt-level | prompt-level accuracy (strict, unless fed loose) |
 | ``bfcl`` | BFCL | function-call accuracy |
+| ``bfcl_heldout`` | BFCL held-out schemas | the same on a held-out-augmented BFCL set |
 
 Every cell is in percentage points with a percentile bootstrap interval (``eval_stats``),
 computed from the run's per-item scores in [0, 1] (a Harness-Variant item's pooled and gap
@@ -37,7 +38,12 @@ from training_app.evals.eval_stats import (
 )
 
 Benchmark = Literal[
-    "live_stream_qa", "harness_variant_t1", "harness_variant_t2", "ifeval_prompt", "bfcl"
+    "live_stream_qa",
+    "harness_variant_t1",
+    "harness_variant_t2",
+    "ifeval_prompt",
+    "bfcl",
+    "bfcl_heldout",
 ]
 BENCHMARKS: Final[tuple[str, ...]] = (
     "live_stream_qa",
@@ -45,6 +51,7 @@ BENCHMARKS: Final[tuple[str, ...]] = (
     "harness_variant_t2",
     "ifeval_prompt",
     "bfcl",
+    "bfcl_heldout",
 )
 COLUMNS: Final[tuple[tuple[str, str], ...]] = (
     ("live_stream_qa", "Live-Stream QA"),
@@ -54,6 +61,7 @@ COLUMNS: Final[tuple[tuple[str, str], ...]] = (
     ("t1_t2_gap", "T1/T2 gap"),
     ("ifeval_prompt", "IFEval prompt-level"),
     ("bfcl", "BFCL"),
+    ("bfcl_heldout", "BFCL held-out schemas"),
 )
 # The report's rows, in its order (other models follow in the order their runs came).
 REPORT_ROWS: Final[tuple[str, ...]] = ("Base", "Fixed-Harness SFT", "HAT")

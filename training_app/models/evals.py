@@ -81,7 +81,7 @@ class EvalSet(models.Model):
         if self.kind == self.Kind.IFEVAL:
             return "ifeval_prompt"
         if self.kind == self.Kind.BFCL:
-            return "bfcl"
+            return "bfcl_heldout" if (self.source or {}).get("augmentation") else "bfcl"
         return "live_stream_qa"
 
     @property
@@ -109,7 +109,7 @@ class EvalRun(models.Model):
     local_model_dir = models.CharField(
         max_length=500,
         blank=True,
-        help_text="A checkpoint directory generated from in process (batched; IFEval only).",
+        help_text="A checkpoint directory generated from in process (batched).",
     )
     model_label = models.CharField(
         max_length=80, help_text="The score table's row, e.g. Base, Fixed-Harness SFT, HAT."
@@ -194,6 +194,14 @@ class EvalRun(models.Model):
 
     def __str__(self) -> str:
         return f"eval run {self.pk} {self.model_label} on {self.eval_set_id}"
+
+    @property
+    def benchmark(self) -> str:
+        """The score-table column this run fills: its set's, or with ``variant_set`` the
+        Harness-Variant column of the Live-Stream set it ran under held-out edits."""
+        if self.variant_set:
+            return f"harness_variant_{self.variant_set}"
+        return self.eval_set.benchmark
 
     @property
     def model_source(self) -> str:

@@ -29,6 +29,7 @@ from training_app.evals.qa_summary import QARunComparison, compare_qa_results
 from training_app.evals.score_table import (
     RunSummary,
     ScoreTable,
+    ScoreTableError,
     build_score_table,
 )
 from training_app.models import EvalItemResult, EvalRun, EvalSet
@@ -95,38 +96,58 @@ class ScoreReport:
 def score_report(
     runs: Sequence[EvalRun], *, reference_model: str = "Base", b: int = 2000
 ) -> ScoreReport:
-    """The report's table from ``runs`` (one per model and benchmark), plus detected errors
-    under held-out edits for every model with a Live-Stream run and at least one T1/T2 run
-    on the same base items, and each one's reduction against ``reference_model``. Raises
-    ``ScoreTableError`` naming the runs when two cover the same model and benchmark."""
+    """The report's table from ``runs``, plus detected errors under held-out edits for every
+    model with a Live-Stream run and T1/T2 runs on the same base items, and each one's
+    reduction against ``reference_model``.
+
+    A cell is one model on one benchmark (``EvalRun.benchmark``: a T1/T2 run of a Live-Stream
+    set fills the Harness-Variant column). Runs of one model and benchmark on different rooms'
+    sets are pooled into one cell (the HAT study's three rooms), item and base ids kept apart
+    by the harness version the set was built on (or the set, for IFEval and BFCL), so a
+    room's T1/T2 items pair with that room's Live-Stream items. Raises ``ScoreTableError``
+    naming the runs when two cover the same model, benchmark and set."""
     scores = _item_scores([run.pk for run in runs])
-    summaries = [
-        RunSummary(
-            model=run.model_label,
-            benchmark=run.eval_set.benchmark,  # type: ignore[arg-type]
-            item_scores={item: value for item, value, _ in scores[run.pk]},
-            base_ids={item: base for item, _, base in scores[run.pk]},
-            run_id=f"#{run.pk}",
+    groups: dict[tuple[str, str], list[EvalRun]] = defaultdict(list)
+    for run in runs:
+        if scores[run.pk]:
+            groups[run.model_label, run.benchmark].append(run)
+    pooled: dict[tuple[str, str], tuple[dict[str, float], dict[str, str]]] = {}
+    summaries = []
+    for (model, benchmark), group in groups.items():
+        _refuse_same_set_twice(model, benchmark, group)
+        item_scores: dict[str, float] = {}
+        base_ids: dict[str, str] = {}
+        for run in group:
+            key = _pool_key(run)
+            for item, value, base in scores[run.pk]:
+                item_scores[f"{key}:{item}"] = value
+                base_ids[f"{key}:{item}"] = f"{key}:{base or item}"
+        pooled[model, benchmark] = item_scores, base_ids
+        summaries.append(
+            RunSummary(
+                model=model,
+                benchmark=benchmark,  # type: ignore[arg-type]
+                item_scores=item_scores,
+                base_ids=base_ids,
+                run_id=" + ".join(f"#{run.pk}" for run in group),
+            )
         )
-        for run in runs
-        if scores[run.pk]
-    ]
     table = build_score_table(summaries, b=b)
     problems: list[str] = []
     counts: dict[str, ErrorCounts] = {}
-    by_model: dict[str, dict[str, EvalRun]] = defaultdict(dict)
-    for run in runs:
-        by_model[run.model_label][run.eval_set.benchmark] = run
-    for model, benchmarks in by_model.items():
-        live = benchmarks.get("live_stream_qa")
-        variant_runs = [
-            benchmarks[k] for k in ("harness_variant_t1", "harness_variant_t2") if k in benchmarks
+    for model in dict.fromkeys(model for model, _benchmark in groups):
+        live = pooled.get((model, "live_stream_qa"))
+        variant_parts = [
+            pooled[model, k]
+            for k in ("harness_variant_t1", "harness_variant_t2")
+            if (model, k) in pooled
         ]
-        if live is None or not variant_runs:
+        if live is None or not variant_parts:
             continue
-        original = {base: bool(value) for _, value, base in scores[live.pk]}
-        variants = {item: bool(value) for run in variant_runs for item, value, _ in scores[run.pk]}
-        bases = {item: base for run in variant_runs for item, _, base in scores[run.pk]}
+        live_scores, live_bases = live
+        original = {live_bases[item]: bool(value) for item, value in live_scores.items()}
+        variants = {item: bool(value) for part, _ in variant_parts for item, value in part.items()}
+        bases = {item: base for _, part in variant_parts for item, base in part.items()}
         try:
             counts[model] = detected_errors(original, variants, variant_base_ids=bases)
         except (ValueError, KeyError) as exc:
@@ -154,6 +175,25 @@ def _item_scores(run_ids: Sequence[int]) -> dict[int, list[tuple[str, float, str
     for run_id, item_id, score, base_id in rows:
         out[run_id].append((item_id, score, base_id))
     return out
+
+
+def _pool_key(run: EvalRun) -> str:
+    """What keeps pooled runs' items apart: the harness version a QA set was built on (a
+    room's Live-Stream set and its Harness-Variant sets share it), else the set."""
+    version = run.eval_set.harness_version_id
+    return f"h{version}" if version is not None else f"s{run.eval_set_id}"
+
+
+def _refuse_same_set_twice(model: str, benchmark: str, group: Sequence[EvalRun]) -> None:
+    seen: dict[str, EvalRun] = {}
+    for run in group:
+        key = _pool_key(run)
+        if key in seen:
+            raise ScoreTableError(
+                f"model {model!r} has two {benchmark} runs on one room's items "
+                f"(#{seen[key].pk} and #{run.pk}); pick one per model, benchmark and room"
+            )
+        seen[key] = run
 
 
 # --- paired comparison -------------------------------------------------------------------------

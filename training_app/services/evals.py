@@ -339,8 +339,8 @@ def eval_run_create(
     judge_version: Any = None,
     created_by: Any = None,
 ) -> EvalRun:
-    """A queued run of ``eval_set`` by one model (an endpoint, or a local checkpoint for
-    IFEval), enqueued on the ``eval`` queue once the transaction commits. A Live-Stream set
+    """A queued run of ``eval_set`` by one model (an endpoint, or a local checkpoint generated
+    in process), enqueued on the ``eval`` queue once the transaction commits. A Live-Stream set
     can run on another ``harness_version`` (golds moved through the edit's renames) and under
     a held-out HSA ``variant_set`` ("t1", "t2") of its harness."""
     label = model_label.strip()
