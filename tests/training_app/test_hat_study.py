@@ -140,3 +140,65 @@ def test_qa_and_bfcl_runs_generate_from_a_local_checkpoint(compact_room, run_eva
     assert len(cases) == 2 and all(c.result["response"] for c in cases)
     assert all(c.base_id != c.item_id and c.item_id == f"{c.base_id}-hsa" for c in cases)
     assert Path(model_dir, "config.json").is_file()
+
+
+def test_the_console_score_table_agrees_with_the_studys_own_scores(compact_room) -> None:
+    # given one model's stored runs in the study's plan shape (QA live/T1/T2 on one room,
+    # IFEval, BFCL original and held-out), with mixed verdicts
+    from dataclasses import asdict
+
+    from training_app.evals.study_analysis import score_row
+    from training_app.models import EvalItemResult
+
+    qa_set = evals.eval_set_build_qa(
+        harness_version=compact_room.harness.published_version, name="LS", per_type=1
+    )
+    sets = {
+        "qa:fashion:live": (qa_set, ""),
+        "qa:fashion:t1": (qa_set, "t1"),
+        "qa:fashion:t2": (qa_set, "t2"),
+        "ifeval": (evals.eval_set_ifeval(), ""),
+        "bfcl": (evals.eval_set_bfcl(categories=["live_simple"], per_category=6), ""),
+        "bfcl_augmented": (
+            evals.eval_set_bfcl(
+                categories=["live_simple"], per_category=6, augmentation="bfcl-tool-schemas-heldout"
+            ),
+            "",
+        ),
+    }
+    eval_runs: dict[str, int] = {}
+    for index, (key, (eval_set, variant)) in enumerate(sets.items()):
+        run = EvalRun.objects.create(
+            eval_set=eval_set,
+            model_label="Base [study test]",
+            local_model_dir="/checkpoints/base",
+            variant_set=variant,
+            status=EvalRun.Status.SUCCEEDED,
+            progress_done=6,
+            progress_total=6,
+        )
+        EvalItemResult.objects.bulk_create(
+            EvalItemResult(
+                run=run,
+                position=n,
+                item_id=f"item-{n}-{variant}" if variant else f"item-{n}",
+                base_id=f"item-{n}",
+                passed=(n + index) % 3 == 0,
+                score=float((n + index) % 3 == 0),
+            )
+            for n in range(6)
+        )
+        eval_runs[key] = run.pk
+    scores = hat_study.model_scores("Base [study test]", eval_runs)
+    rows = {"base": asdict(score_row(scores))}
+    labels = {"base": "Base [study test]"}
+    # when the console's table is built from the same runs
+    console = hat_study.console_score_table(labels, {"base": eval_runs}, rows)
+    # then every cell has the study's n and estimate, and the URL names every run
+    assert console["mismatches"] == [] and console["problems"] == []
+    assert console["max_estimate_difference_points"] < 1e-9
+    assert console["score_table_url"].count("runs=") == len(sets)
+    # and a study row that disagrees is reported, not hidden
+    rows["base"]["ifeval"]["n"] = 5
+    broken = hat_study.console_score_table(labels, {"base": eval_runs}, rows)
+    assert broken["mismatches"] == ["base ifeval_prompt: n 5 vs 6"]

@@ -146,6 +146,24 @@ def latency_lines(results: Mapping[str, Any]) -> list[str]:
     )
 
 
+def console_lines(results: Mapping[str, Any]) -> list[str]:
+    console = results.get("console")
+    if not console:
+        return []
+    agreement = (
+        f"its estimates agree with the tables above to "
+        f"{console['max_estimate_difference_points']:.2g} points, n equal in every cell"
+        if not console["mismatches"]
+        else f"it differs from the tables above: {'; '.join(console['mismatches'])}"
+    )
+    return [
+        "## The console's score table",
+        "",
+        f"The same runs on the console's score table: `{console['score_table_url']}`; {agreement}.",
+        "",
+    ]
+
+
 def results_markdown(results: Mapping[str, Any]) -> str:
     scale = results["scale"]
     walls = results.get("wall_s", {})
@@ -178,5 +196,6 @@ def results_markdown(results: Mapping[str, Any]) -> str:
         "",
         f"Infrastructure errors per model: {results.get('infrastructure_errors')}",
         "",
+        *console_lines(results),
     ]
     return "\n".join(lines)

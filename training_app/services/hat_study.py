@@ -462,7 +462,55 @@ def study_results(
         "scores": rows,
         "comparisons": [c.to_dict() for c in comparisons],
         "curves": training_curves(list(trained.values())),
+        "console": console_score_table(
+            {key: model_label(by_key[key], scale) for key in models}, eval_runs, rows
+        ),
         "configs": {key: runs_config_yaml(run) for key, run in trained.items()},
+    }
+
+
+# The study's score columns and the console score table's columns they must agree with.
+CONSOLE_COLUMNS = {
+    "live": "live_stream_qa",
+    "harness_variant": "harness_variant_qa",
+    "t1": "harness_variant_t1",
+    "t2": "harness_variant_t2",
+    "ifeval": "ifeval_prompt",
+    "bfcl": "bfcl",
+    "bfcl_augmented": "bfcl_heldout",
+}
+
+
+def console_score_table(
+    labels: dict[str, str], eval_runs: dict[str, dict[str, int]], rows: dict[str, Any]
+) -> dict[str, Any]:
+    """The console's score table of the same runs (``selectors.evals.score_report``, the
+    page's own code) beside the study's: its URL, and where its estimates or n differ from
+    the study's (an independent path from the stored items: the two must agree)."""
+    from urllib.parse import urlencode
+
+    from training_app.selectors import evals as eval_selectors
+
+    run_ids = sorted(pk for model_runs in eval_runs.values() for pk in model_runs.values())
+    runs_ = list(EvalRun.objects.filter(pk__in=run_ids).select_related("eval_set"))
+    report = eval_selectors.score_report(runs_, reference_model=labels.get("base", "Base"))
+    worst = 0.0
+    mismatches: list[str] = []
+    for key, row in rows.items():
+        console_row = report.table.row(labels[key])
+        for study_key, column in CONSOLE_COLUMNS.items():
+            cell = console_row.cells.get(column)
+            ours = row[study_key]
+            if cell is None or cell.n != ours["n"]:
+                mismatches.append(f"{key} {column}: n {ours['n']} vs {cell and cell.n}")
+                continue
+            worst = max(worst, abs(cell.estimate - 100 * ours["estimate"]))
+    return {
+        "score_table_url": "/evaluation/score-table/?"
+        + urlencode([("runs", pk) for pk in run_ids]),
+        "max_estimate_difference_points": worst,
+        "mismatches": mismatches,
+        "problems": list(report.problems),
     }
 
 

@@ -101,8 +101,14 @@ def test_the_markdown_report_shows_every_model_and_marks_effects() -> None:
         "scores": {k: asdict(score_row(m)) for k, m in models.items()},
         "comparisons": [c.to_dict() for c in comparisons],
         "wall_s": {"eval:base": 12.0},
+        "console": {
+            "score_table_url": "/evaluation/score-table/?runs=1&runs=2",
+            "max_estimate_difference_points": 0.0,
+            "mismatches": [],
+        },
     }
     text = results_markdown(results)
+    assert "`/evaluation/score-table/?runs=1&runs=2`; its estimates agree" in text
     assert "| HAT | 100.0 [100.0, 100.0] |" in text  # Live-Stream QA of HAT, all 8 pass
     assert "| Fixed-Harness SFT | 87.5 [" in text
     live = [line for line in text.splitlines() if line.startswith("| Live-Stream QA, B minus A")]
