@@ -67,7 +67,8 @@ STUDY_OPERATOR = "operator"
 
 @dataclass(frozen=True)
 class StudyScale:
-    """How big the study is. ``cpu`` fits 2 CPU cores in about an hour (docs/RESULTS.md)."""
+    """How big the study is. ``cpu`` measured about 4 hours on 2 CPU cores (Base's eval runs
+    34 min, Fixed-SFT's about 48, its training 13; docs/RESULTS.md "Status")."""
 
     name: str
     qa_per_type: int  # Live-Stream QA items per question type per room
