@@ -112,14 +112,19 @@ class EvalRunForm(forms.Form):
         )
 
 
+def run_choice_label(run: EvalRun) -> str:
+    """How a run is named in a picker: number, model, set and, for a run under held-out
+    edits, T1 or T2 (a room's three QA runs share one set)."""
+    variant = f" · {run.variant_set.upper()}" if run.variant_set else ""
+    return f"#{run.pk} {run.model_label} · {run.eval_set.name}{variant}"
+
+
 class RunPickForm(forms.Form):
     runs = forms.TypedMultipleChoiceField(coerce=int, widget=forms.CheckboxSelectMultiple)
 
     def __init__(self, *args: Any, runs: list[EvalRun], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["runs"].choices = [  # type: ignore[attr-defined]
-            (r.pk, f"#{r.pk} {r.model_label} · {r.eval_set.name}") for r in runs
-        ]
+        self.fields["runs"].choices = [(r.pk, run_choice_label(r)) for r in runs]  # type: ignore[attr-defined]
 
 
 class CompareRunsForm(forms.Form):
@@ -128,6 +133,6 @@ class CompareRunsForm(forms.Form):
 
     def __init__(self, *args: Any, runs: list[EvalRun], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        choices = [(r.pk, f"#{r.pk} {r.model_label} · {r.eval_set.name}") for r in runs]
+        choices = [(r.pk, run_choice_label(r)) for r in runs]
         self.fields["a"].choices = choices  # type: ignore[attr-defined]
         self.fields["b"].choices = choices  # type: ignore[attr-defined]

@@ -435,6 +435,10 @@ def test_a_runs_column_follows_its_variant_and_a_held_out_bfcl_set(qa_set, run_e
         eval_set=qa_set, model_label="m", endpoint=endpoint, variant_set="t2"
     )
     assert (live.benchmark, t2.benchmark) == ("live_stream_qa", "harness_variant_t2")
+    from console.forms.evals import run_choice_label
+
+    assert run_choice_label(t2) == f"#{t2.pk} m · {qa_set.name} · T2"
+    assert run_choice_label(live) == f"#{live.pk} m · {qa_set.name}"
     original = evals.eval_set_bfcl(categories=["live_simple"], per_category=4)
     held_out = evals.eval_set_bfcl(
         categories=["live_simple"], per_category=4, augmentation="bfcl-tool-schemas-heldout"
