@@ -28,7 +28,7 @@ import io
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from training_app.evals.eval_stats import (
     DEFAULT_B,
@@ -45,14 +45,7 @@ Benchmark = Literal[
     "bfcl",
     "bfcl_heldout",
 ]
-BENCHMARKS: Final[tuple[str, ...]] = (
-    "live_stream_qa",
-    "harness_variant_t1",
-    "harness_variant_t2",
-    "ifeval_prompt",
-    "bfcl",
-    "bfcl_heldout",
-)
+BENCHMARKS: Final[tuple[str, ...]] = get_args(Benchmark)
 COLUMNS: Final[tuple[tuple[str, str], ...]] = (
     ("live_stream_qa", "Live-Stream QA"),
     ("harness_variant_qa", "Harness-Variant QA"),
