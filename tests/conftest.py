@@ -102,22 +102,17 @@ def published_room(room, operator, demo_harness):  # type: ignore[no-untyped-def
     return room
 
 
-@pytest.fixture
-def compact_room(room, operator):  # type: ignore[no-untyped-def]
-    """Room A with the demo catalog and the compact CPU-profile harness published as v1."""
+def publish_compact_harness(room, operator):  # type: ignore[no-untyped-def]
+    """Give ``room`` the demo catalog and publish the compact CPU-profile harness as its
+    first version; returns the room, refreshed."""
     from harness_app import services
     from harness_app.harness.serialization import harness_from_yaml
 
-    services.products_import(
-        room=room,
-        data=(ROOT / "harness_app" / "demo_data" / "products.csv").read_bytes(),
-        fmt="csv",
-    )
+    demo = ROOT / "harness_app" / "demo_data"
+    services.products_import(room=room, data=(demo / "products.csv").read_bytes(), fmt="csv")
     version = services.harness_version_create(
         harness=room.harness,
-        content=harness_from_yaml(
-            (ROOT / "harness_app" / "demo_data" / "compact_harness.yaml").read_text("utf-8")
-        ),
+        content=harness_from_yaml((demo / "compact_harness.yaml").read_text("utf-8")),
         base_version=None,
         author=operator,
         message="compact v1",
@@ -125,3 +120,9 @@ def compact_room(room, operator):  # type: ignore[no-untyped-def]
     services.harness_version_publish(version=version)
     room.harness.refresh_from_db()
     return room
+
+
+@pytest.fixture
+def compact_room(room, operator):  # type: ignore[no-untyped-def]
+    """Room A with the demo catalog and the compact CPU-profile harness published as v1."""
+    return publish_compact_harness(room, operator)

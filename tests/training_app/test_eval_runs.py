@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from bench.gold_model import WRONG_ANSWER, GoldModelServer
+from tests.conftest import publish_compact_harness
 from training_app.evals import ifeval
 from training_app.evals.qa_set_document import dumps_qa_set, loads_qa_set
 from training_app.evals.score_table import ScoreTableError
@@ -356,33 +357,14 @@ def test_the_score_table_and_paired_comparison_from_stored_runs(
         )
 
 
-def _second_compact_room(other_room, operator):  # type: ignore[no-untyped-def]
-    """Room B with the same catalog and compact harness as Room A: its sets' item ids
-    collide with Room A's, which is what pooling must keep apart."""
-    from harness_app import services
-    from harness_app.harness.serialization import harness_from_yaml
-    from tests.conftest import ROOT
-
-    demo = ROOT / "harness_app" / "demo_data"
-    services.products_import(room=other_room, data=(demo / "products.csv").read_bytes(), fmt="csv")
-    version = services.harness_version_create(
-        harness=other_room.harness,
-        content=harness_from_yaml((demo / "compact_harness.yaml").read_text("utf-8")),
-        base_version=None,
-        author=operator,
-        message="compact v1",
-    )
-    services.harness_version_publish(version=version)
-    return version
-
-
 def test_the_score_table_pools_one_models_runs_over_rooms(
     compact_room, other_room, operator, run_eval_calls
 ) -> None:
     # given two rooms (same catalog and harness, so colliding item ids), each with its
     # Live-Stream, T1 and T2 sets, and Base failing every second T1 item in room B only
     versions = {"A": compact_room.harness.published_version}
-    versions["B"] = _second_compact_room(other_room, operator)
+    # Room B: the same catalog and compact harness as Room A, so its item ids collide
+    versions["B"] = publish_compact_harness(other_room, operator).harness.published_version
     sets = {
         (room, variant): evals.eval_set_build_qa(
             harness_version=version, name=f"{room} {variant}", variant_set=variant, per_type=1
@@ -424,7 +406,9 @@ def test_the_score_table_pools_one_models_runs_over_rooms(
             eval_set=first.eval_set, model_label="HAT", endpoint=_endpoint(server.base_url, "again")
         )
         evals.eval_run_execute(again.pk)
-    with pytest.raises(ScoreTableError, match=rf"#{first.pk} and #{again.pk}"):
+    with pytest.raises(
+        ScoreTableError, match=rf"two Live-Stream QA runs .*#{first.pk} and #{again.pk}"
+    ):
         eval_selectors.score_report([*runs, again], b=100)
 
 

@@ -27,6 +27,7 @@ from training_app.evals.eval_stats import (
 from training_app.evals.qa_runner import QAItemResult
 from training_app.evals.qa_summary import QARunComparison, compare_qa_results
 from training_app.evals.score_table import (
+    COLUMNS,
     RunSummary,
     ScoreTable,
     ScoreTableError,
@@ -177,6 +178,9 @@ def _item_scores(run_ids: Sequence[int]) -> dict[int, list[tuple[str, float, str
     return out
 
 
+COLUMN_TITLES = dict(COLUMNS)
+
+
 def _pool_key(run: EvalRun) -> str:
     """What keeps pooled runs' items apart: the harness version a QA set was built on (a
     room's Live-Stream set and its Harness-Variant sets share it), else the set."""
@@ -190,7 +194,8 @@ def _refuse_same_set_twice(model: str, benchmark: str, group: Sequence[EvalRun])
         key = _pool_key(run)
         if key in seen:
             raise ScoreTableError(
-                f"model {model!r} has two {benchmark} runs on one room's items "
+                f"model {model!r} has two {COLUMN_TITLES.get(benchmark, benchmark)} runs on one "
+                "room's items "
                 f"(#{seen[key].pk} and #{run.pk}); pick one per model, benchmark and room"
             )
         seen[key] = run

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import yaml
 from django.conf import settings
@@ -488,13 +489,11 @@ def console_score_table(
     """The console's score table of the same runs (``selectors.evals.score_report``, the
     page's own code) beside the study's: its URL, and where its estimates or n differ from
     the study's (an independent path from the stored items: the two must agree)."""
-    from urllib.parse import urlencode
-
     from training_app.selectors import evals as eval_selectors
 
     run_ids = sorted(pk for model_runs in eval_runs.values() for pk in model_runs.values())
-    runs_ = list(EvalRun.objects.filter(pk__in=run_ids).select_related("eval_set"))
-    report = eval_selectors.score_report(runs_, reference_model=labels.get("base", "Base"))
+    study_runs = list(EvalRun.objects.filter(pk__in=run_ids).select_related("eval_set"))
+    report = eval_selectors.score_report(study_runs, reference_model=labels.get("base", "Base"))
     worst = 0.0
     mismatches: list[str] = []
     for key, row in rows.items():
